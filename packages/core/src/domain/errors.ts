@@ -1,0 +1,161 @@
+/**
+ * Every error Durably throws on purpose is one of these classes. `name` and
+ * `code` are stable API: match on them, not on messages.
+ */
+export abstract class DurablyError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The session hit an uncertain storage failure; every later call rejects. Close and reopen. */
+export class SessionFailed extends DurablyError {
+  override readonly name = "SessionFailed";
+  readonly code = "SESSION_FAILED";
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The session (or storage) was closed; the call cannot run. */
+export class SessionClosed extends DurablyError {
+  override readonly name = "SessionClosed";
+  readonly code = "SESSION_CLOSED";
+}
+
+export type StorageRequestReason =
+  "bad-cursor" | "bad-limit" | "bad-query" | "bad-argument" | "history-unavailable";
+
+/** A read was malformed (bad cursor, limit, query field, argument). Only that read fails. */
+export class StorageRequestError extends DurablyError {
+  override readonly name = "StorageRequestError";
+  readonly code = "STORAGE_REQUEST";
+  readonly reason: StorageRequestReason;
+  constructor(reason: StorageRequestReason, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+/** Where stored data was found broken: a file and line, a key, a table row. */
+export interface CorruptionLocation {
+  readonly file?: string;
+  readonly line?: number;
+  readonly key?: string;
+  readonly table?: string;
+  readonly documentId?: number;
+  readonly seq?: number;
+}
+
+/** Stored data is broken (missing base, broken op, torn confirmed record). Never guessed around. */
+export class StorageCorrupted extends DurablyError {
+  override readonly name = "StorageCorrupted";
+  readonly code = "STORAGE_CORRUPTED";
+  readonly location: CorruptionLocation;
+  constructor(message: string, location: CorruptionLocation = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.location = location;
+  }
+}
+
+/** Another live process owns this storage (single-owner rule). */
+export class StorageLocked extends DurablyError {
+  override readonly name = "StorageLocked";
+  readonly code = "STORAGE_LOCKED";
+  readonly holder: string | undefined;
+  constructor(message: string, options?: { holder?: string; cause?: unknown }) {
+    super(message, options);
+    this.holder = options?.holder;
+  }
+}
+
+/** The storage instance saw an uncertain write failure; every later call rejects until reopen. */
+export class StoragePoisoned extends DurablyError {
+  override readonly name = "StoragePoisoned";
+  readonly code = "STORAGE_POISONED";
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The storage was closed; the call cannot run. */
+export class StorageClosed extends DurablyError {
+  override readonly name = "StorageClosed";
+  readonly code = "STORAGE_CLOSED";
+}
+
+/** A stored schema or format is newer than this code understands. */
+export class StorageVersionError extends DurablyError {
+  override readonly name = "StorageVersionError";
+  readonly code = "STORAGE_VERSION";
+}
+
+export type RefusalReason =
+  | "invalid-write"
+  | "duplicate-id"
+  | "immutable-record"
+  | "unknown-conversation"
+  | "unknown-document"
+  | "retired-document"
+  | "address-occupied"
+  | "double-content"
+  | "version-crossing";
+
+/** Returned (not thrown) by `storage.commit` as `refused` for the first batch it would not store. */
+export class BatchRefused extends DurablyError {
+  override readonly name = "BatchRefused";
+  readonly code = "BATCH_REFUSED";
+  readonly reason: RefusalReason;
+  /** Index of the refused batch within the `commit` call. */
+  readonly batchIndex: number;
+  /** Index of the offending write within that batch. */
+  readonly writeIndex: number;
+  constructor(reason: RefusalReason, batchIndex: number, writeIndex: number, message: string) {
+    super(`batch ${batchIndex} write ${writeIndex}: ${message}`);
+    this.reason = reason;
+    this.batchIndex = batchIndex;
+    this.writeIndex = writeIndex;
+  }
+}
+
+/** A table read after the transaction's first table write. */
+export class ReadAfterWrite extends DurablyError {
+  override readonly name = "ReadAfterWrite";
+  readonly code = "READ_AFTER_WRITE";
+}
+
+/** A submission with `whenBusy: "reject"` met a conversation that is running. */
+export class ConversationBusy extends DurablyError {
+  override readonly name = "ConversationBusy";
+  readonly code = "CONVERSATION_BUSY";
+}
+
+/** A draft or transaction was used after its commit callback settled. */
+export class DraftRevoked extends DurablyError {
+  override readonly name = "DraftRevoked";
+  readonly code = "DRAFT_REVOKED";
+}
+
+/** A transaction named a record that does not exist (unknown conversation, task, entry...). */
+export class UnknownRecord extends DurablyError {
+  override readonly name = "UnknownRecord";
+  readonly code = "UNKNOWN_RECORD";
+}
+
+/** A stored document version is newer than the definition reading it. */
+export class DocumentVersionError extends DurablyError {
+  override readonly name = "DocumentVersionError";
+  readonly code = "DOCUMENT_VERSION";
+}
+
+/** A document op does not apply to the value it was given. */
+export class InvalidOp extends DurablyError {
+  override readonly name = "InvalidOp";
+  readonly code = "INVALID_OP";
+  readonly opIndex: number;
+  constructor(opIndex: number, message: string) {
+    super(`op ${opIndex}: ${message}`);
+    this.opIndex = opIndex;
+  }
+}
