@@ -9,3 +9,4 @@ export * from "./storage/scope.js";
 export * from "./storage/ancestry.js";
 export * from "./storage/materialize.js";
 export * from "./storage/batch-checks.js";
+export * from "./session/index.js";

@@ -136,8 +136,7 @@ export function cloneJson<T extends Json>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map((item) => cloneJson(item)) as T;
   const out: JsonObject = {};
-  for (const key of Object.keys(value))
-    setOwn(out, key, cloneJson((value as JsonObject)[key] as Json));
+  for (const [key, item] of Object.entries(value)) setOwn(out, key, cloneJson(item));
   return out as T;
 }
 

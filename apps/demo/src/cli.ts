@@ -1,0 +1,136 @@
+import { BACKEND_NAMES, isBackendName, type BackendName } from "./backend-names.js";
+
+/** A command line the demo cannot run: printed with the usage hint, exit code 2. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  readonly code = "CLI_USAGE";
+}
+
+export type Command =
+  | { kind: "help" }
+  | { kind: "tour"; keep: boolean }
+  | { kind: "experiment"; backend: BackendName; dir: string | undefined }
+  | { kind: "inspect"; path: string }
+  | { kind: "faults"; keep: boolean };
+
+export const USAGE = `Usage: demo [command] [options]
+
+Runs the same Durably work on every storage backend and shows what each stored.
+
+Commands:
+  (none), tour [--keep]        the whole tour in a temporary directory: the experiment on
+                               every backend, what each stored, and the two faults
+  experiment --backend <name> [--dir <path>]
+                               the experiment (a conversation, two saves) on one backend;
+                               <name> is one of ${BACKEND_NAMES.join(", ")};
+                               --dir is required for every backend except memory
+  inspect <path>               open an existing Durably storage (a SQLite file or a directory
+                               holding durably.sqlite, main.jsonl or a LevelDB) and print its
+                               conversations, entries, documents and tasks
+  faults [--keep]              only the fault steps, in a temporary directory
+  help, --help, -h             this text
+
+Options:
+  --keep                       leave the temporary directory in place and print its path
+
+Output is coloured only on a terminal; set NO_COLOR=1 to turn colour off.
+Exit codes: 0 every claim held, 1 a claim failed, 2 bad command line or input.`;
+
+/** Reads `--name value` / `--name=value` options; anything unexpected is an error, never ignored. */
+function readOptions(
+  args: readonly string[],
+  valued: readonly string[],
+  flags: readonly string[],
+): { values: Map<string, string>; flags: Set<string>; positional: string[] } {
+  const values = new Map<string, string>();
+  const set = new Set<string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith("--")) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (valued.includes(name)) {
+      const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+      if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) {
+        throw new CliError(`option --${name} needs a value`);
+      }
+      if (values.has(name)) throw new CliError(`option --${name} given twice`);
+      values.set(name, value);
+    } else if (flags.includes(name) && eq === -1) {
+      set.add(name);
+    } else {
+      throw new CliError(`unknown option ${arg}`);
+    }
+  }
+  return { values, flags: set, positional };
+}
+
+function noPositional(command: string, positional: readonly string[]): void {
+  if (positional.length > 0) {
+    throw new CliError(`${command} takes no argument, got ${JSON.stringify(positional[0])}`);
+  }
+}
+
+export function parseCommand(argv: readonly string[]): Command {
+  // `pnpm start -- <command>` may pass the `--` separator through.
+  const args = argv[0] === "--" ? argv.slice(1) : argv;
+  const [first, ...rest] = args;
+  if (first === undefined) return { kind: "tour", keep: false };
+  if (first === "help" || first === "--help" || first === "-h") {
+    if (rest.length > 0) throw new CliError(`help takes no argument`);
+    return { kind: "help" };
+  }
+  if (first === "--keep") {
+    const options = readOptions(rest, [], []);
+    noPositional("the tour", options.positional);
+    return { kind: "tour", keep: true };
+  }
+  switch (first) {
+    case "tour":
+    case "faults": {
+      const options = readOptions(rest, [], ["keep"]);
+      noPositional(first, options.positional);
+      return { kind: first, keep: options.flags.has("keep") };
+    }
+    case "experiment": {
+      const options = readOptions(rest, ["backend", "dir"], []);
+      noPositional("experiment", options.positional);
+      const backend = options.values.get("backend");
+      if (backend === undefined) {
+        throw new CliError(`experiment needs --backend <${BACKEND_NAMES.join("|")}>`);
+      }
+      if (!isBackendName(backend)) {
+        throw new CliError(
+          `unknown backend ${JSON.stringify(backend)}; expected one of ${BACKEND_NAMES.join(", ")}`,
+        );
+      }
+      const dir = options.values.get("dir");
+      if (backend === "memory" && dir !== undefined) {
+        throw new CliError(`the memory backend keeps nothing on disk; drop --dir`);
+      }
+      if (backend !== "memory" && dir === undefined) {
+        throw new CliError(`experiment --backend ${backend} needs --dir <path>`);
+      }
+      return { kind: "experiment", backend, dir };
+    }
+    case "inspect": {
+      const options = readOptions(rest, [], []);
+      const [path, extra] = options.positional;
+      if (path === undefined) throw new CliError(`inspect needs a <path>`);
+      if (extra !== undefined) {
+        throw new CliError(`inspect takes one <path>, got also ${JSON.stringify(extra)}`);
+      }
+      return { kind: "inspect", path };
+    }
+    default:
+      throw new CliError(
+        first.startsWith("-")
+          ? `unknown option ${first}`
+          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, tour or help`,
+      );
+  }
+}

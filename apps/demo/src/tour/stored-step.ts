@@ -1,0 +1,110 @@
+import { classicLevel } from "../backends.js";
+import type { Checks } from "../checks.js";
+import { dumpJsonl } from "../dump/jsonl.js";
+import { printSections } from "../dump/section.js";
+import { dumpSqlite } from "../dump/sqlite.js";
+import { dumpStore } from "../dump/store.js";
+import { levelStore } from "@durably/storage-store";
+import { subheading } from "../render/heading.js";
+import type { Output } from "../render/output.js";
+import type { BackendRun } from "../run-backends.js";
+import type { TourStep } from "./context.js";
+
+function finalEntries(run: BackendRun) {
+  return run.run.saves.at(-1)?.state.entries ?? [];
+}
+
+async function showSqlite(out: Output, checks: Checks, run: BackendRun): Promise<void> {
+  const file = run.backend.location(run.dir);
+  subheading(out, `SQLite: ${file}`);
+  const dump = await dumpSqlite(file);
+  printSections(out, dump.sections);
+  out.line();
+  const entries = finalEntries(run);
+  checks.same(
+    "SQLite: the entries rows are the entries the port returned, each with its save's commit_seq",
+    dump.entries.map((r) => ({ id: r.id, seq: r.commit_seq, data: r.data })),
+    entries.map((e) => ({ id: e.id, seq: e.commitSeq, data: e.data })),
+  );
+  const documentId = run.run.saves.at(-1)?.state.notes?.documentId;
+  checks.same(
+    "SQLite: the notes document has one base (first save) and one delta (second save)",
+    dump.revisions
+      .filter((r) => r.document_id === documentId)
+      .map((r) => ({ seq: r.seq, kind: r.kind })),
+    run.run.saves.map((s, i) => ({ seq: s.seq, kind: i === 0 ? "base" : "delta" })),
+  );
+}
+
+async function showJsonl(out: Output, checks: Checks, run: BackendRun): Promise<void> {
+  subheading(out, `JSONL: ${run.dir}`);
+  const sections = await dumpJsonl(run.dir);
+  printSections(out, sections);
+  out.line();
+  const main = sections.find((s) => s.title === "main.jsonl");
+  const markerSeqs =
+    main && "lines" in main
+      ? main.lines
+          .map((line) => JSON.parse(line) as { type?: unknown; seq?: unknown })
+          .filter((l) => l.type === "commit")
+          .map((l) => l.seq)
+      : [];
+  const saveSeqs = run.run.saves.map((s) => s.seq);
+  checks.claim(
+    `JSONL: main.jsonl holds one commit marker per commit, including each save's (seqs ${saveSeqs.join(", ")})`,
+    saveSeqs.every((seq) => markerSeqs.filter((s) => s === seq).length === 1) &&
+      new Set(markerSeqs).size === markerSeqs.length,
+    `marker seqs: ${JSON.stringify(markerSeqs)}`,
+  );
+  const documentId = run.run.saves.at(-1)?.state.notes?.documentId;
+  const sidecar = sections.find((s) => s.title === `doc-${documentId}.jsonl`);
+  checks.claim(
+    `JSONL: the notes document's revisions are in its sidecar doc-${documentId}.jsonl, one line per save`,
+    sidecar !== undefined && "lines" in sidecar && sidecar.lines.length === run.run.saves.length,
+  );
+}
+
+async function showStore(out: Output, checks: Checks, run: BackendRun): Promise<void> {
+  subheading(out, `Store (LevelDB): ${run.dir}`);
+  const store = levelStore(classicLevel(run.dir));
+  await store.open();
+  try {
+    const dump = await dumpStore(store);
+    printSections(out, dump.sections);
+    out.line();
+    const entries = finalEntries(run);
+    checks.claim(
+      `Store: the e/ range holds one key per entry (${entries.length}), r/ one per notes revision (${run.run.saves.length})`,
+      dump.counts.get("e/") === entries.length && dump.counts.get("r/") === run.run.saves.length,
+      `e/: ${dump.counts.get("e/")}, r/: ${dump.counts.get("r/")}`,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+/** Prints what one backend's experiment left on disk, checking it against what the port returned. */
+export async function showStored(out: Output, checks: Checks, run: BackendRun): Promise<void> {
+  switch (run.backend.name) {
+    case "memory":
+      subheading(out, "memory");
+      out.line("  Kept in this process's memory only: nothing is left once the session closes.");
+      return;
+    case "sqlite":
+      return showSqlite(out, checks, run);
+    case "jsonl":
+      return showJsonl(out, checks, run);
+    case "store":
+      return showStore(out, checks, run);
+  }
+}
+
+export const storedStep: TourStep = {
+  title: "2. What each backend stored",
+  async run(context) {
+    const { out, checks } = context;
+    const runs = context.experiment;
+    if (runs === undefined) throw new Error("the stored step needs the experiment step first");
+    for (const run of runs) await showStored(out, checks, run);
+  },
+};

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { runDemo } from "./run-demo.ts";
+
+describe("npm run demo (the tour)", () => {
+  it("runs every step, checks every claim and exits 0", async () => {
+    const { code, stdout, stderr } = await runDemo([]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    // Piped, not a TTY: no colour codes and no progress line.
+    expect(stdout).not.toContain("\u001b[");
+    for (const heading of [
+      "1. The experiment on every backend",
+      "2. What each backend stored",
+      "3. Fault one: a save whose code throws",
+      "4. Fault two: a commit cut short",
+    ]) {
+      expect(stdout).toContain(heading);
+    }
+    expect(stdout).toContain(
+      "✓ all 4 backends return identical results (ids, seqs, entries, document)",
+    );
+    expect(stdout).toMatch(/vs memory +identical +identical +identical +identical/);
+    expect(stdout).toContain("SELECT id, conversation_id, commit_seq");
+    expect(stdout).toContain("SELECT document_id, seq, kind, content FROM document_revisions");
+    expect(stdout).toContain('"type":"commit"');
+    expect(stdout).toContain("key ranges");
+    expect(stdout).toContain("✓ JSONL: reopening shows the first save intact and the second gone");
+    expect(stdout).toContain(
+      "✓ SQLite: the writer was SIGKILLed inside its transaction, after its writes",
+    );
+    expect(stdout).toContain("✓ SQLite: reopening shows the two earlier saves intact");
+    expect(stdout).not.toContain("✗");
+    expect(stdout).toMatch(/All \d+ claims checked and held\./);
+  });
+});
+
+describe("demo commands", () => {
+  it("prints the usage for --help", async () => {
+    const { code, stdout } = await runDemo(["--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Usage: demo [command] [options]");
+    expect(stdout).toContain("inspect <path>");
+  });
+
+  it("rejects an unknown command with exit code 2 and says what it expected", async () => {
+    const { code, stderr, stdout } = await runDemo(["frobnicate"]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain('demo: unknown command "frobnicate"; expected experiment, inspect');
+  });
+});

@@ -1,0 +1,55 @@
+import type { Storage } from "@durably/core";
+
+/**
+ * The slice of a test runner the crash suite calls. Vitest and Jest match it;
+ * the runner is injected, never imported.
+ */
+export interface CrashTestApi {
+  describe(name: string, body: () => void): unknown;
+  /** `timeoutMs` is passed as the third argument, as Vitest and Jest take it. */
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): unknown;
+  /** Accepted so the same `{ describe, it, expect }` object serves every suite; the crash suite throws its own errors. */
+  expect?: unknown;
+}
+
+/**
+ * Damage a corruption hook applies to a closed storage:
+ * - `"flip-byte"`: change one byte of stored, committed data so it no longer
+ *   decodes (the backend's own checks must notice it);
+ * - `"truncate-middle-line"`: cut a committed record short while records
+ *   after it stay in place (for JSONL: drop the tail of a line that is not
+ *   the last one, keeping its newline and every later line).
+ */
+export type CorruptionKind = "flip-byte" | "truncate-middle-line";
+
+export interface CrashConformanceOptions {
+  /**
+   * Module the child process imports (absolute path or URL). It must export
+   * `open(path: string): Promise<Storage>` opening the backend at `path`.
+   */
+  childModule: string | URL;
+  /** Opens the same backend at `path` in the test process (used to verify after each kill). */
+  open: (path: string) => Promise<Storage>;
+  /**
+   * Arguments for the child `node` process before the runner script, e.g.
+   * `["--conditions=@durably/source", "--import", "tsx"]` to load TypeScript
+   * sources. Default: none (the runner and `childModule` must be JavaScript).
+   */
+  nodeArgs?: readonly string[];
+  /**
+   * File backends: damage the closed storage at `path`. The backend's test
+   * implements it because it knows its files. Without it the corruption
+   * scenarios are skipped.
+   */
+  corrupt?: (path: string, kind: CorruptionKind) => Promise<void>;
+  /**
+   * Kill-and-reopen cycles per kill scenario. Default 8; the `CRASH_ITERATIONS`
+   * environment variable overrides it (soak runs).
+   */
+  iterations?: number;
+  /**
+   * Seed of the kill schedule. Default: random per run (printed with every
+   * failure); the `CRASH_SEED` environment variable overrides both.
+   */
+  seed?: number;
+}

@@ -1,0 +1,34 @@
+import type { Check } from "../storage/support.js";
+import type { FaultInjector } from "./faults.js";
+
+/** The session-level rule groups, DESIGN section 5. */
+export type SessionRule =
+  | "atomic commits"
+  | "storage failure"
+  | "read failures"
+  | "group commit"
+  | "documents"
+  | "deferred progress";
+
+export interface SessionScenarioContext {
+  /** The adapter under test, wrapped so a scenario can inject a fault through the port. */
+  readonly storage: FaultInjector;
+  readonly check: Check;
+}
+
+export interface SessionScenario {
+  readonly name: string;
+  run(context: SessionScenarioContext): Promise<void>;
+}
+
+export interface SessionRuleGroup {
+  readonly rule: SessionRule;
+  readonly scenarios: readonly SessionScenario[];
+}
+
+export function sessionScenario(
+  name: string,
+  run: (context: SessionScenarioContext) => Promise<void>,
+): SessionScenario {
+  return { name, run };
+}

@@ -1,0 +1,70 @@
+import type { Storage } from "@durably/core";
+import type { StorageFactory, TestApi } from "../storage/api.js";
+import { Check } from "../storage/support.js";
+import type { SessionRule, SessionRuleGroup, SessionScenario } from "./api.js";
+import { atomicCommits } from "./atomic-commits.js";
+import { deferredProgress } from "./deferred-progress.js";
+import { documents } from "./documents.js";
+import { FaultInjector } from "./faults.js";
+import { groupCommit } from "./group-commit.js";
+import { readFailures } from "./read-failures.js";
+import { storageFailure } from "./storage-failure.js";
+
+const GROUPS: readonly SessionRuleGroup[] = [
+  atomicCommits,
+  storageFailure,
+  readFailures,
+  groupCommit,
+  documents,
+  deferredProgress,
+];
+
+/** Every session scenario name, by rule group. */
+export const sessionScenarios: Readonly<Record<SessionRule, readonly string[]>> = Object.freeze(
+  Object.fromEntries(
+    GROUPS.map((g) => [g.rule, Object.freeze(g.scenarios.map((s) => s.name))]),
+  ) as Record<SessionRule, readonly string[]>,
+);
+
+export interface SessionConformanceOptions {
+  rules?: readonly SessionRule[];
+}
+
+async function run(
+  api: TestApi,
+  factory: StorageFactory,
+  rule: string,
+  s: SessionScenario,
+): Promise<void> {
+  let used = false;
+  await factory(async (storage: Storage) => {
+    used = true;
+    await s.run({
+      storage: new FaultInjector(storage),
+      check: new Check(api.expect, `session: ${rule}`),
+    });
+  });
+  if (!used)
+    throw new Error(`[session: ${rule}] the storage factory resolved without calling use(storage)`);
+}
+
+/**
+ * Registers the session conformance suite (DESIGN section 5): the seed
+ * atomicity and failure scenarios, run by a real Session over the adapter
+ * from `factory` (the same factory shape as `registerStorageConformance`).
+ * Faults are injected by wrapping the adapter's Storage port.
+ */
+export function registerSessionConformance(
+  api: TestApi,
+  name: string,
+  factory: StorageFactory,
+  options: SessionConformanceOptions = {},
+): void {
+  const wanted = options.rules === undefined ? undefined : new Set<string>(options.rules);
+  for (const group of GROUPS) {
+    if (wanted !== undefined && !wanted.has(group.rule)) continue;
+    api.describe(`${name} > session > ${group.rule}`, () => {
+      for (const s of group.scenarios) api.it(s.name, () => run(api, factory, group.rule, s));
+    });
+  }
+}

@@ -1,0 +1,39 @@
+import { defineDoc, ROOT_CONVERSATION_ID, Session, type EntryRecord } from "@durably/core";
+import type { Check } from "../storage/support.js";
+import { FaultInjector } from "./faults.js";
+
+export const ROOT = ROOT_CONVERSATION_ID;
+
+/** The document the scenarios edit: a conversation document with text and a list. */
+export const Notes = defineDoc<{ text: string; items: number[] }>({
+  kind: "conformance.notes",
+  version: 1,
+  scope: "conversation",
+  initial: () => ({ text: "", items: [] }),
+});
+
+export async function openSession(storage: FaultInjector, check: Check): Promise<Session> {
+  try {
+    return await Session.open(storage, { settings: { progress: { persistWithinMs: 60_000 } } });
+  } catch (error) {
+    return check.fail(`Session.open over the storage rejected: ${String(error)}`);
+  }
+}
+
+export async function entryKinds(storage: FaultInjector): Promise<string[]> {
+  const page = await storage.inner.scanEntries({ conversationId: ROOT, order: "ascending" }, 100);
+  return page.items.map((e: EntryRecord) => e.kind);
+}
+
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+export function nameOf(error: unknown): string {
+  return error instanceof Error ? error.name : String(error);
+}

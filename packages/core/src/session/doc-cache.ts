@@ -1,0 +1,198 @@
+import type { DocumentId, Seq } from "../domain/ids.js";
+import type {
+  CallOptions,
+  DocumentAddress,
+  MaterializedDocument,
+  Storage,
+} from "../storage/port.js";
+import { deepFreeze } from "./freeze.js";
+import type { DocChange, DocIncarnation, DocState, PreparedCommit } from "./prepared.js";
+import type { DocValue } from "./tokens.js";
+
+interface PendingState {
+  readonly layer: PreparedCommit;
+  readonly change: DocChange;
+  /** Visible to snapshots and watchers (stored, or deferred and published). */
+  published: boolean;
+}
+
+/** Everything the session knows about one document address. */
+export class DocSlot {
+  /** What storage holds ("current"); `undefined` until loaded. */
+  stored: DocState | undefined = undefined;
+  /** States of prepared commits not yet stored, oldest first. */
+  readonly pending: PendingState[] = [];
+  /** Bumped whenever `stored` changes through adoption, so a load that raced with it is retried. */
+  generation = 0;
+
+  constructor(
+    readonly key: string,
+    readonly address: DocumentAddress,
+  ) {}
+}
+
+export function incarnationFrom(doc: MaterializedDocument): DocIncarnation {
+  const { record } = doc;
+  return {
+    id: record.id,
+    record: {
+      id: record.id,
+      kind: record.kind,
+      scope: record.scope,
+      ...(record.key !== undefined ? { key: record.key } : {}),
+      ...(record.history !== undefined ? { history: record.history } : {}),
+      ...(record.fork !== undefined ? { fork: record.fork } : {}),
+    },
+    createdAt: record.createdAt,
+    version: doc.version,
+    value: deepFreeze(doc.value) as DocValue,
+    deltasSinceBase: doc.deltasSinceBase,
+  };
+}
+
+/**
+ * The session's document states by address: the stored value (loaded once,
+ * then kept current by adopting stored commits, since this session is the
+ * only writer) plus the states of prepared commits. Slots without pending
+ * states are evicted least recently used beyond `capacity`.
+ */
+export class DocCache {
+  private readonly slots = new Map<string, DocSlot>();
+  /** Slots with at least one pending state. */
+  readonly pendingSlots = new Set<DocSlot>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly capacity = 4096,
+    private readonly isWatched: (key: string) => boolean = () => false,
+  ) {}
+
+  slot(key: string, address: DocumentAddress): DocSlot {
+    let slot = this.slots.get(key);
+    if (slot) {
+      this.slots.delete(key);
+      this.slots.set(key, slot);
+      return slot;
+    }
+    slot = new DocSlot(key, address);
+    this.slots.set(key, slot);
+    if (this.slots.size > this.capacity) this.evict();
+    return slot;
+  }
+
+  peek(key: string): DocSlot | undefined {
+    return this.slots.get(key);
+  }
+
+  /** The stored state, read from storage the first time. */
+  async stored(slot: DocSlot, options?: CallOptions): Promise<DocState> {
+    for (;;) {
+      if (slot.stored !== undefined) return slot.stored;
+      const generation = slot.generation;
+      const record = await this.storage.findDocument(slot.address, "current", options);
+      const doc = record ? await this.storage.document(record.id, "current", options) : undefined;
+      if (slot.generation !== generation || slot.stored !== undefined) continue;
+      slot.stored = doc ? incarnationFrom(doc) : null;
+      return slot.stored;
+    }
+  }
+
+  /** The newest state: what the next commit callback sees. */
+  async prepared(slot: DocSlot, options?: CallOptions): Promise<DocState> {
+    const last = slot.pending[slot.pending.length - 1];
+    if (last) return last.change.state;
+    return this.stored(slot, options);
+  }
+
+  /** What readers and watchers may see: stored, or deferred and already published. */
+  async published(slot: DocSlot, options?: CallOptions): Promise<DocState> {
+    for (let i = slot.pending.length - 1; i >= 0; i--) {
+      const entry = slot.pending[i] as PendingState;
+      if (entry.published) return entry.change.state;
+    }
+    return this.stored(slot, options);
+  }
+
+  /**
+   * Records a prepared commit's change at an address. `basedOn` is the state
+   * the commit saw before it; it becomes the stored state when the slot was
+   * evicted (or never loaded) meanwhile, which is exact because only the
+   * commit line creates pending states.
+   */
+  push(
+    key: string,
+    address: DocumentAddress,
+    layer: PreparedCommit,
+    change: DocChange,
+    basedOn: DocState,
+  ): void {
+    const slot = this.slot(key, address);
+    if (slot.stored === undefined && slot.pending.length === 0) slot.stored = basedOn;
+    slot.pending.push({ layer, change, published: false });
+    this.pendingSlots.add(slot);
+  }
+
+  markPublished(layer: PreparedCommit): void {
+    for (const change of layer.docs) {
+      const slot = this.slots.get(change.addressKey);
+      const entry = slot?.pending.find((p) => p.layer === layer);
+      if (entry) entry.published = true;
+    }
+  }
+
+  /** The layer is stored at `seq`: its states become the stored ones. */
+  adopt(layer: PreparedCommit, seq: Seq): void {
+    for (const change of layer.docs) {
+      const slot = this.slots.get(change.addressKey);
+      if (!slot) continue;
+      const index = slot.pending.findIndex((p) => p.layer === layer);
+      if (index === -1) continue;
+      // Layers are stored in order, so this is the oldest pending state.
+      slot.pending.splice(0, index + 1);
+      const state = change.state;
+      let stamped: DocState = state;
+      if (state !== null && state.createdAt === undefined) {
+        const previous = slot.stored;
+        const createdAt = previous && previous.id === state.id ? previous.createdAt : seq;
+        stamped = { ...state, createdAt };
+      }
+      slot.stored = stamped;
+      slot.generation++;
+      if (slot.pending.length === 0) this.pendingSlots.delete(slot);
+    }
+  }
+
+  /** Forgets a layer that will never be stored (the session failed). */
+  discard(layer: PreparedCommit): void {
+    for (const change of layer.docs) {
+      const slot = this.slots.get(change.addressKey);
+      if (!slot) continue;
+      const index = slot.pending.findIndex((p) => p.layer === layer);
+      if (index !== -1) slot.pending.splice(index, 1);
+      if (slot.pending.length === 0) this.pendingSlots.delete(slot);
+    }
+  }
+
+  /** Pending states per address, newest per address, for listing documents of a scope. */
+  pendingStates(): Map<string, { slot: DocSlot; state: DocState }> {
+    const out = new Map<string, { slot: DocSlot; state: DocState }>();
+    for (const slot of this.pendingSlots) {
+      const last = slot.pending[slot.pending.length - 1];
+      if (last) out.set(slot.key, { slot, state: last.change.state });
+    }
+    return out;
+  }
+
+  /** Id of the incarnation a slot currently refers to, if any. */
+  static idOf(state: DocState | undefined): DocumentId | undefined {
+    return state ? state.id : undefined;
+  }
+
+  private evict(): void {
+    for (const [key, slot] of this.slots) {
+      if (this.slots.size <= this.capacity) return;
+      if (slot.pending.length > 0 || this.isWatched(key)) continue;
+      this.slots.delete(key);
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import type { EntryId, Seq } from "../domain/ids.js";
+import type { ConversationRecord } from "../domain/records.js";
+import type { Storage } from "../storage/port.js";
+import type { DocCache } from "./doc-cache.js";
+import type { Overlay } from "./overlay.js";
+
+/** What a transaction needs from its session (kept narrow so the transaction is testable on its own terms). */
+export interface Kernel {
+  readonly storage: Storage;
+  readonly overlay: Overlay;
+  readonly docs: DocCache;
+  /** Throws `SessionFailed` / `SessionClosed` when the session cannot take work. */
+  check(): void;
+  /** A fresh id; a failure fails the session (storage is broken) and rejects with `SessionFailed`. */
+  mintId(): Promise<number>;
+  /** Stored conversations are immutable, so the session remembers the ones it has seen. */
+  knownConversation(id: number): ConversationRecord | undefined;
+  rememberConversation(record: ConversationRecord): void;
+  /** The seq of the commit that wrote an entry, waiting for a prepared commit to be stored when needed. */
+  entrySeq(id: EntryId): Promise<Seq | undefined>;
+}

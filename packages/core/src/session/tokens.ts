@@ -1,0 +1,185 @@
+import type { ConversationId, TaskId } from "../domain/ids.js";
+import type { Json } from "../domain/json.js";
+import type { Op } from "../domain/ops.js";
+import type { DocumentHistory, DocumentScope, ForkPolicy } from "../domain/records.js";
+import type { DocumentAddress } from "../storage/port.js";
+import { scopeKey } from "../storage/scope.js";
+
+/** Where a document lives: one per session, per conversation or per task. */
+export type DocScopeKind = "session" | "conversation" | "task";
+
+/** The id that picks the scope instance: none for session documents. */
+export type ScopeIdOf<S extends DocScopeKind> = S extends "session"
+  ? null | undefined
+  : S extends "conversation"
+    ? ConversationId
+    : TaskId;
+
+/** Documents are JSON objects or arrays (a draft needs a container to track). */
+export type DocValue = { [key: string]: Json } | Json[];
+
+export interface CheckpointInfo {
+  /** Deltas this session believes follow the newest base (a hint; coalescing may store fewer). */
+  deltasSinceBase: number;
+}
+
+interface DocOptionsCommon<T extends DocValue, S extends DocScopeKind> {
+  /** Stable identifier of the document type, e.g. "app.notes". */
+  kind: string;
+  /** Positive integer; raise it with a `migrate` when the shape changes. */
+  version: number;
+  scope: S;
+  /** Conversation scope only. "rewindable" keeps every revision (needed by `snapshotAsOf` and `fork: "asOf"`). */
+  history?: DocumentHistory;
+  /** Conversation scope only: what a forked child conversation starts with. Default "initial". */
+  fork?: ForkPolicy;
+  /** Turns a value stored at an older version into this version's shape (lazy, on read). */
+  migrate?: (value: Json, fromVersion: number) => T;
+  /** Return true to store the whole value (a base) instead of this commit's ops. */
+  checkpointWhen?: (value: T, ops: readonly Op[], info: CheckpointInfo) => boolean;
+}
+
+export interface DocOptions<T extends DocValue, S extends DocScopeKind> extends DocOptionsCommon<
+  T,
+  S
+> {
+  initial: () => T;
+}
+
+export interface DocFamilyOptions<
+  T extends DocValue,
+  S extends DocScopeKind,
+  Seed,
+> extends DocOptionsCommon<T, S> {
+  initial: (seed: Seed) => T;
+}
+
+/** A single document per scope instance, from `defineDoc`. */
+export interface DocToken<
+  T extends DocValue = DocValue,
+  S extends DocScopeKind = DocScopeKind,
+> extends Readonly<DocOptions<T, S>> {
+  readonly family: false;
+}
+
+/** Many documents per scope instance, addressed by a string key, from `defineDocFamily`. */
+export interface DocFamilyToken<
+  T extends DocValue = DocValue,
+  S extends DocScopeKind = DocScopeKind,
+  Seed = undefined,
+> extends Readonly<DocFamilyOptions<T, S, Seed>> {
+  readonly family: true;
+}
+
+export type AnyDocToken =
+  DocToken<DocValue, DocScopeKind> | DocFamilyToken<DocValue, DocScopeKind, unknown>;
+
+function checkCommon(options: DocOptionsCommon<DocValue, DocScopeKind>, what: string): void {
+  if (typeof options.kind !== "string" || options.kind === "")
+    throw new TypeError(`${what}: kind must be a non-empty string`);
+  const where = `${what} "${options.kind}"`;
+  if (!Number.isSafeInteger(options.version) || options.version < 1)
+    throw new TypeError(
+      `${where}: version must be a positive integer, got ${String(options.version)}`,
+    );
+  if (options.scope !== "session" && options.scope !== "conversation" && options.scope !== "task")
+    throw new TypeError(`${where}: scope must be "session", "conversation" or "task"`);
+  if (
+    options.history !== undefined &&
+    options.history !== "latest" &&
+    options.history !== "rewindable"
+  )
+    throw new TypeError(`${where}: history must be "latest" or "rewindable"`);
+  if (
+    options.fork !== undefined &&
+    options.fork !== "asOf" &&
+    options.fork !== "current" &&
+    options.fork !== "initial"
+  )
+    throw new TypeError(`${where}: fork must be "asOf", "current" or "initial"`);
+  if (
+    options.scope !== "conversation" &&
+    (options.history !== undefined || options.fork !== undefined)
+  )
+    throw new TypeError(`${where}: history and fork apply to conversation documents only`);
+  if (options.fork === "asOf" && options.history !== "rewindable")
+    throw new TypeError(
+      `${where}: fork "asOf" needs history "rewindable" (the value at the fork point must be kept)`,
+    );
+  if (options.version > 1 && options.migrate === undefined)
+    throw new TypeError(
+      `${where}: version ${options.version} needs a migrate function for older stored versions`,
+    );
+}
+
+/** Defines a document type: one document per scope instance (DESIGN 2.3). */
+export function defineDoc<T extends DocValue, S extends DocScopeKind = DocScopeKind>(
+  options: DocOptions<T, S>,
+): DocToken<T, S> {
+  checkCommon(options as DocOptionsCommon<DocValue, DocScopeKind>, "defineDoc");
+  if (typeof options.initial !== "function")
+    throw new TypeError(`defineDoc "${options.kind}": initial must be a function`);
+  return Object.freeze({ ...options, family: false as const });
+}
+
+/** Defines a family of documents addressed by (scope, key), created from `initial(seed)`. */
+export function defineDocFamily<
+  T extends DocValue,
+  S extends DocScopeKind = DocScopeKind,
+  Seed = undefined,
+>(options: DocFamilyOptions<T, S, Seed>): DocFamilyToken<T, S, Seed> {
+  checkCommon(options as DocOptionsCommon<DocValue, DocScopeKind>, "defineDocFamily");
+  if (typeof options.initial !== "function")
+    throw new TypeError(`defineDocFamily "${options.kind}": initial must be a function`);
+  return Object.freeze({ ...options, family: true as const });
+}
+
+/** What `tx.createTask` needs of a task definition; `defineTask` (tasks issue) returns a superset. */
+export interface TaskToken<Input extends Json = Json, Checkpoint extends Json = Json> {
+  readonly name: string;
+  readonly version: number;
+  initial(input: Input): Checkpoint;
+}
+
+/** Resolves a token plus scope id (and key) to a storage address, checking the arguments. */
+export function addressOf(token: AnyDocToken, scopeId: unknown, key: unknown): DocumentAddress {
+  if (typeof token !== "object" || token === null || typeof token.kind !== "string")
+    throw new TypeError("not a document token: use defineDoc or defineDocFamily");
+  let scope: DocumentScope;
+  switch (token.scope) {
+    case "session":
+      if (scopeId !== undefined && scopeId !== null)
+        throw new TypeError(
+          `document "${token.kind}" is session scoped: pass null as its scope id`,
+        );
+      scope = { kind: "session" };
+      break;
+    case "conversation":
+      if (!Number.isSafeInteger(scopeId) || (scopeId as number) < 1)
+        throw new TypeError(
+          `document "${token.kind}": conversation id must be a positive integer, got ${String(scopeId)}`,
+        );
+      scope = { kind: "conversation", conversationId: scopeId as ConversationId };
+      break;
+    case "task":
+      if (!Number.isSafeInteger(scopeId) || (scopeId as number) < 1)
+        throw new TypeError(
+          `document "${token.kind}": task id must be a positive integer, got ${String(scopeId)}`,
+        );
+      scope = { kind: "task", taskId: scopeId as TaskId };
+      break;
+  }
+  if (token.family) {
+    if (typeof key !== "string")
+      throw new TypeError(`document family "${token.kind}": key must be a string`);
+    return { kind: token.kind, scope, key };
+  }
+  if (key !== undefined)
+    throw new TypeError(`document "${token.kind}" is not a family: it takes no key`);
+  return { kind: token.kind, scope };
+}
+
+/** A map key for an address (JSON, so no kind or key text can collide with another address). */
+export function addressKey(address: DocumentAddress): string {
+  return JSON.stringify([address.kind, scopeKey(address.scope), address.key ?? null]);
+}

@@ -1,0 +1,164 @@
+import type { NewDocumentRecord, TaskRecord } from "@durably/core";
+import type { AppendHandles } from "./append-handles.js";
+import type { Placement } from "./apply-batch.js";
+import type { AppendFile, FileSystem } from "./file-system.js";
+import type { FileExtent, JsonlState } from "./jsonl-state.js";
+import {
+  documentFile,
+  encodeMarker,
+  encodeRecord,
+  taskFile,
+  type MarkerWrite,
+  type RecordPayload,
+} from "./line-format.js";
+import type { PreparedBatch } from "./prepare-batch.js";
+
+/** The bytes one `commit` call appends, and where each sidecar record will sit. */
+export interface SerializedCall {
+  /** Per sidecar file, in order of first use: the text to append and the file's extent after it. */
+  sidecars: Map<string, { text: string; extent: FileExtent; isNew: boolean }>;
+  /** Every batch's marker, one line each, appended to main.jsonl in one write. */
+  markers: string;
+  /** `placements[b][w]`: where write w of batch b's sidecar record goes. */
+  placements: (Placement | undefined)[][];
+  persistedHighWater: number;
+}
+
+export function isTerminal(task: TaskRecord): boolean {
+  return task.state.status === "terminal";
+}
+
+function newRecordOf(
+  record: NewDocumentRecord & { createdAt?: unknown; retiredAt?: unknown },
+): NewDocumentRecord {
+  const { createdAt: _created, retiredAt: _retired, ...rest } = record;
+  return rest;
+}
+
+/** Turns prepared batches into format-1 lines (markers reference their sidecar records by `(seq, ordinal)`). */
+export function serializeCall(
+  state: JsonlState,
+  batches: readonly PreparedBatch[],
+): SerializedCall {
+  const sidecars = new Map<string, { text: string; extent: FileExtent; isNew: boolean }>();
+  const placements: (Placement | undefined)[][] = [];
+  let markers = "";
+  let persisted = state.persistedHighWater;
+  for (const batch of batches) {
+    const writes: MarkerWrite[] = [];
+    const batchPlacements: (Placement | undefined)[] = [];
+    let ordinal = 0;
+    const sidecar = (file: string, payload: RecordPayload, index: number): number => {
+      const line = encodeRecord({ seq: batch.seq, ordinal, payload });
+      let chunk = sidecars.get(file);
+      if (chunk === undefined) {
+        const known = state.files.get(file);
+        chunk = {
+          text: "",
+          extent: { size: known?.size ?? 0, lines: known?.lines ?? 0 },
+          isNew: known === undefined,
+        };
+        sidecars.set(file, chunk);
+      }
+      const length = Buffer.byteLength(line);
+      batchPlacements[index] = { offset: chunk.extent.size, length, line: chunk.extent.lines + 1 };
+      chunk.text += line;
+      chunk.extent.size += length;
+      chunk.extent.lines += 1;
+      return ordinal++;
+    };
+    batch.writes.forEach((write, i) => {
+      switch (write.type) {
+        case "conversation":
+        case "entry":
+        case "submission":
+          writes.push(write);
+          break;
+        case "task":
+          // A terminal task is final: inline, so its sidecar can be reclaimed.
+          if (isTerminal(write.value)) writes.push({ type: "task", value: write.value });
+          else
+            writes.push({
+              type: "task",
+              id: write.value.id,
+              ordinal: sidecar(
+                taskFile(write.value.id),
+                { type: "task", id: write.value.id, value: write.value },
+                i,
+              ),
+            });
+          break;
+        case "document.new": {
+          const id = write.record.id;
+          const at = sidecar(
+            documentFile(id),
+            { type: "document", id, content: write.base as never },
+            i,
+          );
+          const record = newRecordOf(write.record);
+          writes.push(
+            write.source
+              ? { type: "document.copy", record, source: write.source, ordinal: at }
+              : { type: "document.create", record, ordinal: at },
+          );
+          break;
+        }
+        case "document.change":
+          writes.push({
+            type: "document.change",
+            id: write.id,
+            ordinal: sidecar(
+              documentFile(write.id),
+              { type: "document", id: write.id, content: write.content as never },
+              i,
+            ),
+          });
+          break;
+        case "document.retire":
+          writes.push(write);
+          break;
+      }
+    });
+    const highWater = Math.max(state.highWater, batch.highestId);
+    const ids = highWater > persisted ? highWater : undefined;
+    if (ids !== undefined) persisted = ids;
+    markers += encodeMarker({ seq: batch.seq, writes, ...(ids === undefined ? {} : { ids }) });
+    placements.push(batchPlacements);
+  }
+  return { sidecars, markers, placements, persistedHighWater: persisted };
+}
+
+async function settleAll(jobs: Promise<void>[]): Promise<void> {
+  const results = await Promise.allSettled(jobs);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+/**
+ * The publication protocol (DESIGN 4.3): (1) append every sidecar record,
+ * (2) with fsync flush each touched sidecar (and the directory when a file
+ * is new), (3) append all markers to main.jsonl in one write, (4) with
+ * fsync flush it. Only then may the caller publish. A marker never reaches
+ * the file before its data. Any failure leaves the outcome uncertain: the
+ * caller poisons the storage.
+ */
+export async function writeCall(
+  fs: FileSystem,
+  directory: string,
+  handles: AppendHandles,
+  main: AppendFile,
+  call: SerializedCall,
+  fsync: boolean,
+): Promise<void> {
+  const files: { handle: AppendFile; text: string }[] = [];
+  for (const [file, chunk] of call.sidecars)
+    files.push({ handle: await handles.get(file), text: chunk.text });
+  await settleAll(files.map((f) => f.handle.append(Buffer.from(f.text))));
+  if (fsync) {
+    const flushes = files.map((f) => f.handle.flush());
+    if ([...call.sidecars.values()].some((c) => c.isNew)) flushes.push(fs.flush(directory));
+    await settleAll(flushes);
+  }
+  await main.append(Buffer.from(call.markers));
+  if (fsync) await main.flush();
+}

@@ -1,0 +1,148 @@
+import * as fs from "node:fs";
+import { acquireLockFile } from "./lock-file.js";
+import type { AppendFile, FileLock, FileSystem } from "./file-system.js";
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
+}
+
+function writeAll(fd: number, data: Uint8Array): Promise<void> {
+  // fs.write may write fewer bytes than asked; keep going until all are out.
+  return new Promise((resolve, reject) => {
+    let offset = 0;
+    const step = (): void => {
+      fs.write(fd, data, offset, data.length - offset, null, (error, written) => {
+        if (error) return reject(error);
+        offset += written;
+        if (offset >= data.length) resolve();
+        else step();
+      });
+    };
+    if (data.length === 0) resolve();
+    else step();
+  });
+}
+
+function fsyncFd(fd: number): Promise<void> {
+  return new Promise((resolve, reject) =>
+    fs.fsync(fd, (error) => (error ? reject(error) : resolve())),
+  );
+}
+
+class NodeAppendFile implements AppendFile {
+  private closed: Promise<void> | undefined;
+  constructor(
+    readonly path: string,
+    private readonly fd: number,
+  ) {}
+
+  append(data: Uint8Array): Promise<void> {
+    return writeAll(this.fd, data);
+  }
+
+  flush(): Promise<void> {
+    return fsyncFd(this.fd);
+  }
+
+  close(): Promise<void> {
+    this.closed ??= new Promise((resolve, reject) =>
+      fs.close(this.fd, (error) => (error ? reject(error) : resolve())),
+    );
+    return this.closed;
+  }
+}
+
+/** The `FileSystem` port on `node:fs`: appends through `O_APPEND` descriptors, fsync on `flush`. */
+export const nodeFileSystem: FileSystem = {
+  async mkdir(path) {
+    await fs.promises.mkdir(path, { recursive: true });
+  },
+
+  async list(directory) {
+    return fs.promises.readdir(directory);
+  },
+
+  async stat(path) {
+    try {
+      const stats = await fs.promises.stat(path);
+      return { size: stats.size };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  },
+
+  async read(path, range) {
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(path, "r");
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    try {
+      if (range === undefined) return await handle.readFile();
+      const buffer = Buffer.allocUnsafe(range.length);
+      let filled = 0;
+      while (filled < range.length) {
+        const { bytesRead } = await handle.read(
+          buffer,
+          filled,
+          range.length - filled,
+          range.offset + filled,
+        );
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } finally {
+      await handle.close();
+    }
+  },
+
+  async openAppend(path) {
+    const fd = await new Promise<number>((resolve, reject) =>
+      fs.open(path, "a", 0o644, (error, fd) => (error ? reject(error) : resolve(fd))),
+    );
+    return new NodeAppendFile(path, fd);
+  },
+
+  async write(path, data) {
+    await fs.promises.writeFile(path, data);
+  },
+
+  async flush(path) {
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(path, "r");
+    } catch (error) {
+      // Windows cannot open a directory for fsync; its directory entries are durable without it.
+      if (process.platform === "win32") return;
+      throw error;
+    }
+    try {
+      await handle.sync();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (!(process.platform === "win32" && (code === "EPERM" || code === "EISDIR"))) throw error;
+    } finally {
+      await handle.close();
+    }
+  },
+
+  async rename(from, to) {
+    await fs.promises.rename(from, to);
+  },
+
+  async remove(path) {
+    await fs.promises.rm(path, { force: true });
+  },
+
+  async truncate(path, size) {
+    await fs.promises.truncate(path, size);
+  },
+
+  lock(path): Promise<FileLock> {
+    return acquireLockFile(path);
+  },
+};

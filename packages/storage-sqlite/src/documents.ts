@@ -1,0 +1,124 @@
+import {
+  historyUnavailable,
+  materializeRevisions,
+  StorageCorrupted,
+  StorageRequestError,
+  type DocumentContent,
+  type Json,
+  type Op,
+  type StoredRevision,
+} from "@durably/core";
+import { DOCUMENT_COLUMNS, parseRevisionContent, type DocumentRow } from "./rows.js";
+import type { SqliteStatements } from "./sqlite-database.js";
+
+export const SELECT_DOCUMENT = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE id = ?`;
+const NEWEST_BASE_AT = `SELECT seq FROM document_revisions WHERE document_id = ? AND seq <= ? AND kind = 'base' ORDER BY seq DESC LIMIT 1`;
+const REVISION_RANGE = `SELECT seq, kind, content, version FROM document_revisions WHERE document_id = ? AND seq >= ? AND seq <= ? ORDER BY seq`;
+
+/** A document's value at one point: what `document()` returns besides the record. */
+export interface MaterializedValue {
+  version: number;
+  value: Json;
+  deltasSinceBase: number;
+}
+
+/** A live document's current value plus what writes need to know about it. */
+export interface DocumentValue extends MaterializedValue {
+  rewindable: number;
+}
+
+export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
+  if (at === "current") return row.retired_at === null;
+  return row.created_at <= at && (row.retired_at === null || at < row.retired_at);
+}
+
+/**
+ * Materialises an incarnation already known to be live at `at` from its
+ * revision rows: the newest base at or before `at` plus its delta tail, one
+ * index range on `document_revisions`. Current-only documents answer only
+ * at or after their newest base, and not at all once retired (their
+ * revisions are reclaimed), whether or not the rows are physically gone.
+ */
+export function readDocumentRows(
+  db: SqliteStatements,
+  row: DocumentRow,
+  at: number | "current",
+): MaterializedValue {
+  const id = row.id;
+  if (row.rewindable === 0 && at !== "current") {
+    if (row.retired_at !== null)
+      throw new StorageRequestError(
+        "history-unavailable",
+        `document ${id} keeps only its current value and was retired at seq ${row.retired_at}: seq ${at} is no longer readable`,
+      );
+    if (at < row.base_seq) throw historyUnavailable(id, at, row.base_seq);
+  }
+  let from = row.base_seq;
+  if (at !== "current" && at < row.base_seq) {
+    // A rewindable read before the newest base: walk back to the base that governs `at`.
+    // No base at all leaves `from` at 0, and materialisation reports the missing base.
+    from = db.get<{ seq: number }>(NEWEST_BASE_AT, [id, at])?.seq ?? 0;
+  }
+  const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
+  const rows = db.all<{ seq: number; kind: string; content: string; version: number }>(
+    REVISION_RANGE,
+    [id, from, upper],
+  );
+  const revisions: StoredRevision[] = rows.map((r) => ({
+    seq: r.seq,
+    content: revisionContent(id, r),
+  }));
+  return materializeRevisions(id, revisions, "table document_revisions");
+}
+
+function revisionContent(
+  documentId: number,
+  r: { seq: number; kind: string; content: string; version: number },
+): DocumentContent {
+  const parsed = parseRevisionContent(documentId, r.seq, r.kind, r.content);
+  if (r.kind === "base") return { kind: "base", version: r.version, value: parsed };
+  if (r.kind === "delta")
+    return { kind: "delta", version: r.version, ops: parsed as unknown as Op[] };
+  // The CHECK constraint keeps this out; a file edited by hand could still hold it.
+  throw new StorageCorrupted(
+    `document_revisions document_id ${documentId} seq ${r.seq}: unknown revision kind ${JSON.stringify(r.kind)}`,
+    { table: "document_revisions", documentId, seq: r.seq },
+  );
+}
+
+/**
+ * Committed current values of recently written documents, so a delta can be
+ * checked against (and applied to) the current value without reading the
+ * revision tail back. Bounded: a miss is one materialisation.
+ */
+export class CurrentValues {
+  readonly #values = new Map<number, DocumentValue>();
+  readonly #limit: number;
+
+  constructor(limit = 1024) {
+    this.#limit = limit;
+  }
+
+  get(id: number): DocumentValue | undefined {
+    const value = this.#values.get(id);
+    if (value !== undefined) {
+      // Refresh recency: Map iteration order is insertion order.
+      this.#values.delete(id);
+      this.#values.set(id, value);
+    }
+    return value;
+  }
+
+  set(id: number, value: DocumentValue): void {
+    this.#values.delete(id);
+    this.#values.set(id, value);
+    if (this.#values.size > this.#limit) {
+      const oldest = this.#values.keys().next();
+      if (!oldest.done) this.#values.delete(oldest.value);
+    }
+  }
+
+  delete(id: number): void {
+    this.#values.delete(id);
+  }
+}

@@ -1,0 +1,150 @@
+import { StorageCorrupted, StorageVersionError } from "@durably/core";
+import type { SqliteStatements } from "./sqlite-database.js";
+
+/**
+ * The schema, as an append-only list of migrations. Version 1 holds the
+ * nine tables with their primary keys; version 2 adds the secondary indexes
+ * that make every scan and document read an index range. Never edit a
+ * shipped migration: add a new one.
+ */
+export const MIGRATIONS: readonly { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE migrations (
+        version INTEGER PRIMARY KEY,
+        applied_at TEXT NOT NULL
+      );
+      CREATE TABLE metadata (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE ids (
+        namespace TEXT PRIMARY KEY,
+        high_water INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY,
+        owner_task_id INTEGER,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE entries (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL,
+        commit_seq INTEGER NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        abort_requested INTEGER NOT NULL,
+        background INTEGER NOT NULL,
+        owner INTEGER,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE submissions (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        request_id TEXT,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        key TEXT,
+        scope TEXT NOT NULL,
+        rewindable INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        retired_at INTEGER,
+        version INTEGER NOT NULL,
+        base_seq INTEGER NOT NULL,
+        record TEXT NOT NULL
+      );
+      CREATE TABLE document_revisions (
+        document_id INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('base', 'delta')),
+        content TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        PRIMARY KEY (document_id, seq)
+      ) WITHOUT ROWID;
+      INSERT INTO metadata (name, value) VALUES ('next_seq', 1);
+      INSERT INTO ids (namespace, high_water) VALUES ('global', 1);
+    `,
+  },
+  {
+    version: 2,
+    sql: `
+      CREATE INDEX conversations_by_owner ON conversations (owner_task_id, id) WHERE owner_task_id IS NOT NULL;
+      CREATE INDEX entries_by_conversation ON entries (conversation_id, id);
+      CREATE INDEX entries_heads ON entries (conversation_id, id) WHERE json_extract(record, '$.head') IS NOT NULL;
+      CREATE INDEX tasks_by_conversation ON tasks (conversation_id, id);
+      CREATE INDEX tasks_by_kind ON tasks (kind, id);
+      CREATE INDEX tasks_by_status ON tasks (status, id);
+      CREATE INDEX tasks_by_owner ON tasks (owner, id) WHERE owner IS NOT NULL;
+      CREATE INDEX tasks_by_abort_requested ON tasks (abort_requested, id);
+      CREATE INDEX tasks_by_background ON tasks (background, id);
+      CREATE INDEX submissions_by_conversation ON submissions (conversation_id, id);
+      CREATE INDEX submissions_by_status ON submissions (conversation_id, status, id);
+      CREATE INDEX submissions_by_request ON submissions (conversation_id, request_id, id) WHERE request_id IS NOT NULL;
+      CREATE INDEX documents_by_address ON documents (kind, scope, key, created_at);
+      CREATE INDEX documents_by_scope ON documents (scope, id);
+      CREATE INDEX documents_by_scope_kind ON documents (scope, kind, id);
+      CREATE INDEX documents_live_by_scope ON documents (scope, id) WHERE retired_at IS NULL;
+      CREATE INDEX documents_live_by_scope_kind ON documents (scope, kind, id) WHERE retired_at IS NULL;
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** The schema version stored in an open database: 0 for an empty file. */
+export function storedSchemaVersion(db: SqliteStatements, location: string): number {
+  const tables = db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'");
+  if (tables.length === 0) return 0;
+  if (!tables.some((t) => t.name === "migrations"))
+    throw new StorageCorrupted(
+      `${location} is not a Durably SQLite storage: it has tables (${tables.map((t) => t.name).join(", ")}) but no migrations table`,
+      { file: location, table: "migrations" },
+    );
+  const row = db.get<{ version: number | null }>("SELECT max(version) AS version FROM migrations");
+  return row?.version ?? 0;
+}
+
+/**
+ * Brings the schema to `target` (default: the latest) inside the caller's
+ * transaction, so an interrupted upgrade leaves the file at its old version.
+ * A file written by a newer release is refused rather than guessed at.
+ */
+export function migrate(
+  db: SqliteStatements,
+  location: string,
+  target = SCHEMA_VERSION,
+): { from: number; to: number } {
+  const from = storedSchemaVersion(db, location);
+  if (from > SCHEMA_VERSION)
+    throw new StorageVersionError(
+      `${location} has schema version ${from}; this @durably/storage-sqlite understands versions up to ${SCHEMA_VERSION}. Upgrade the package to open it.`,
+    );
+  const appliedAt = new Date().toISOString();
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= from || migration.version > target) continue;
+    for (const statement of splitStatements(migration.sql)) db.run(statement);
+    db.run("INSERT INTO migrations (version, applied_at) VALUES (?, ?)", [
+      migration.version,
+      appliedAt,
+    ]);
+  }
+  return { from, to: Math.max(from, Math.min(target, SCHEMA_VERSION)) };
+}
+
+/** Our migrations hold no string literals with semicolons, so a plain split is exact. */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(";")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

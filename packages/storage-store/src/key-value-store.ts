@@ -1,0 +1,32 @@
+/** One operation of an atomic `KeyValueStore.write`. */
+export type KeyValueOp = { type: "put"; key: string; value: string } | { type: "del"; key: string };
+
+/** Bounds of an ordered range read; keys compare as strings (byte order of their UTF-8 for ASCII keys). */
+export interface RangeOptions {
+  /** Inclusive lower bound. */
+  gte?: string;
+  /** Exclusive upper bound. */
+  lt?: string;
+  /** Largest key first. */
+  reverse?: boolean;
+  /** At most this many pairs. */
+  limit?: number;
+}
+
+/**
+ * The port `StoreStorage` runs on (DESIGN 4.4): an ordered, transactional
+ * key-value store. Every key `StoreStorage` writes is ASCII, so string order
+ * and byte order agree on every implementation.
+ */
+export interface KeyValueStore {
+  /** True when the data survives closing and reopening the store. */
+  readonly persistent?: boolean;
+  /** Opens the underlying database if it is not open yet; called once by `StoreStorage.open`. */
+  open?(): Promise<void>;
+  get(key: string): Promise<string | undefined>;
+  /** Pairs in key order (or reverse) within the bounds; a consistent snapshot for the whole iteration. */
+  range(options: RangeOptions): AsyncIterable<[string, string]>;
+  /** Applies every op or none of them. */
+  write(ops: readonly KeyValueOp[]): Promise<void>;
+  close(): Promise<void>;
+}

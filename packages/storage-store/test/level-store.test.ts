@@ -1,0 +1,79 @@
+import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { ClassicLevel } from "classic-level";
+import { MemoryLevel } from "memory-level";
+import { describe, expect, it } from "vitest";
+import { StorageLocked } from "@durably/core";
+import { StoreStorage, levelStore } from "../src/index.js";
+import { tempDir } from "./backends.js";
+import { killed, spawnTs, waitForLine } from "./child.js";
+
+describe("levelStore > adapting abstract-level", () => {
+  it("opens a database that is not open yet, and its close() closes the database", async () => {
+    const db = new MemoryLevel();
+    const storage = await StoreStorage.open(levelStore(db));
+    expect(db.status).toBe("open");
+    expect(storage.capabilities.persistent).toBe(false);
+    await storage.close();
+    expect(db.status).toBe("closed");
+    await storage.close();
+  });
+
+  it("accepts a database that is already open", async () => {
+    const dir = tempDir();
+    try {
+      const db = new ClassicLevel(join(dir, "db"));
+      await db.open();
+      const storage = await StoreStorage.open(levelStore(db));
+      expect(storage.capabilities.persistent).toBe(true);
+      await storage.commit(
+        [[{ type: "conversation", value: { id: 1 as never } }]],
+        () => undefined,
+      );
+      expect(await db.get("c/0000000000000001")).toBe('{"id":1}');
+      await storage.close();
+      expect(db.status).toBe("closed");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("takes its persistence from the database's manifest, overridable by option", () => {
+    expect(levelStore(new MemoryLevel()).persistent).toBe(false);
+    expect(levelStore(new MemoryLevel(), { persistent: true }).persistent).toBe(true);
+  });
+
+  it("runs on a sublevel, so a Durably store can share a database", async () => {
+    const db = new MemoryLevel();
+    await db.put("app/own", "x");
+    const storage = await StoreStorage.open(levelStore(db.sublevel("durably")));
+    await storage.commit([[{ type: "conversation", value: { id: 1 as never } }]], () => undefined);
+    expect(await storage.conversation(1 as never)).toEqual({ id: 1 });
+    expect(await db.get("app/own")).toBe("x");
+    await storage.close();
+    await db.close();
+  });
+});
+
+describe("levelStore > single owner (LevelDB LOCK)", () => {
+  it("a second process gets StorageLocked naming the location; after SIGKILL of the owner a reopen succeeds at once", async () => {
+    const dir = tempDir();
+    const location = join(dir, "db");
+    const child = spawnTs("./fixtures/hold-open.ts", [location]);
+    try {
+      await waitForLine(child, "ready");
+      const error = await StoreStorage.open(levelStore(new ClassicLevel(location))).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(StorageLocked);
+      expect((error as Error).message).toContain(location);
+      await killed(child);
+      const storage = await StoreStorage.open(levelStore(new ClassicLevel(location)));
+      expect(await storage.conversation(1 as never)).toEqual({ id: 1 });
+      await storage.close();
+    } finally {
+      await killed(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
