@@ -21,7 +21,7 @@ await session
 
 // A fork sees the parent's entries up to the fork point.
 const child = await session.commit((tx) =>
-  tx.forkConversation(ROOT_CONVERSATION_ID, question!.id, { ownership: { kind: "ownerless" } }),
+  tx.forkConversation(ROOT_CONVERSATION_ID, question.id, { ownership: { kind: "ownerless" } }),
 );
 await session.commit((tx) =>
   tx.appendEntry(child.id, { kind: "note", data: { text: "Let me think again." } }),
