@@ -10,3 +10,5 @@ export * from "./storage/ancestry.js";
 export * from "./storage/materialize.js";
 export * from "./storage/batch-checks.js";
 export * from "./session/index.js";
+export * from "./harness/index.js";
+export * from "./tasks/index.js";

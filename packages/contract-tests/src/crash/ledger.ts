@@ -1,6 +1,6 @@
 import type { ConversationId, Cursor, EntryId, Json, Storage, TaskId } from "@durably/core";
 import { jsonEqual } from "@durably/core";
-import { check, CrashCheckFailed, describeError } from "./failure.js";
+import { check } from "./failure.js";
 import type { BatchTag } from "./observed-storage.js";
 import type { Ack, CommitterIds } from "./protocol.js";
 import { CounterDoc, isStepMark, STEP_ENTRY_KIND, stepOfEntry, taskMark } from "./workload.js";
@@ -276,6 +276,7 @@ export class Ledger {
         () =>
           `committer ${committer}: the counter document changed incarnation from ${state.documentId} to ${record.id}`,
       );
+      if (state.documentId === undefined) this.noteId(record.id, "document");
       state.documentId = record.id;
       const document = await storage.document(record.id, "current");
       const value = document?.value;
@@ -388,18 +389,5 @@ export class Ledger {
           `committer ${committer}: history holds ${step} steps, ${state.top.step} were verified`,
       );
     }
-  }
-}
-
-/** Runs `read`, turning a rejection into a failure of `rule` that names what was read. */
-export async function mustRead<T>(what: string, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    throw new CrashCheckFailed(
-      "reopen sees the committed state",
-      `${what} rejected: ${describeError(error)}`,
-      { cause: error },
-    );
   }
 }

@@ -159,3 +159,26 @@ export class InvalidOp extends DurablyError {
     this.opIndex = opIndex;
   }
 }
+
+/** The scheduler found a task it cannot run as stored (no progress, unknown phase, missing migrate...); stored as a `faulted` outcome. */
+export class TaskFaulted extends DurablyError {
+  override readonly name = "TaskFaulted";
+  readonly code = "TASK_FAULTED";
+}
+
+/** A task runtime was used when its task is not running for it (finished, waiting, or the run ended). */
+export class TaskStateError extends DurablyError {
+  override readonly name = "TaskStateError";
+  readonly code = "TASK_STATE";
+}
+
+/** An at-most-once memo found its intent marker without a result: the effect may or may not have run. */
+export class MemoInterrupted extends DurablyError {
+  override readonly name = "MemoInterrupted";
+  readonly code = "MEMO_INTERRUPTED";
+  readonly key: string;
+  constructor(key: string, message: string) {
+    super(message);
+    this.key = key;
+  }
+}

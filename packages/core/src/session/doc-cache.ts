@@ -60,6 +60,8 @@ export class DocCache {
   private readonly slots = new Map<string, DocSlot>();
   /** Slots with at least one pending state. */
   readonly pendingSlots = new Set<DocSlot>();
+  /** The most recently used slot (last in `slots` order). */
+  private newest: DocSlot | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -68,14 +70,18 @@ export class DocCache {
   ) {}
 
   slot(key: string, address: DocumentAddress): DocSlot {
+    // A commit reaches its slot twice in a row (open, then push at accept): skip the LRU re-insert.
+    if (this.newest?.key === key) return this.newest;
     let slot = this.slots.get(key);
     if (slot) {
+      this.newest = slot;
       this.slots.delete(key);
       this.slots.set(key, slot);
       return slot;
     }
     slot = new DocSlot(key, address);
     this.slots.set(key, slot);
+    this.newest = slot;
     if (this.slots.size > this.capacity) this.evict();
     return slot;
   }
@@ -193,6 +199,7 @@ export class DocCache {
       if (this.slots.size <= this.capacity) return;
       if (slot.pending.length > 0 || this.isWatched(key)) continue;
       this.slots.delete(key);
+      if (slot === this.newest) this.newest = undefined;
     }
   }
 }

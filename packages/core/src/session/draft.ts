@@ -104,7 +104,8 @@ export class DraftTracker {
   readonly ops: Op[] = [];
   private root: NodeState;
   private revoked = false;
-  private readonly states = new WeakMap<object, NodeState>();
+  /** A Map, not a WeakMap: it dies with the tracker, and WeakMap entries survive scavenges. */
+  private readonly states = new Map<object, NodeState>();
   private readonly handler: ProxyHandler<Container>;
 
   constructor(

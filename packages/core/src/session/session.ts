@@ -125,7 +125,12 @@ export class Session {
   private readonly kernel: Kernel;
   private readonly persistWithinMs: number;
   private readonly known = new Map<number, ConversationRecord>();
-  private readonly itemOf = new WeakMap<PreparedCommit, LineItem>();
+  /**
+   * Line items of prepared commits until they are stored or rejected. A Map
+   * with explicit deletes, not a WeakMap: a long-lived WeakMap's entries
+   * survive every scavenge, which promoted each commit's garbage to old space.
+   */
+  private readonly itemOf = new Map<PreparedCommit, LineItem>();
 
   private waiting: Waiting[] = [];
   private lineBusy = false;
@@ -309,8 +314,12 @@ export class Session {
         this.armDeferredTimer();
       } else {
         // An ordinary commit stores pending deferred progress first (same storage call), preserving order.
-        void this.flushDeferred();
-        this.pipeline.enqueue({ writes: prepared.writes, items: [item], deferred: false });
+        if (this.deferredLayers.length > 0) void this.flushDeferred();
+        // Commits waiting on the line are about to queue their batches too: let them share the call.
+        this.pipeline.enqueue(
+          { writes: prepared.writes, items: [item], deferred: false },
+          this.waiting.length > 0,
+        );
       }
     } else if (!deferred && this.deferredLayers.length > 0) {
       // An empty ordinary commit may have read deferred progress: it resolves once that is stored.
@@ -341,6 +350,7 @@ export class Session {
       item.stored = true;
       item.seq = seq;
       const layer = item.prepared as PreparedCommit;
+      this.itemOf.delete(layer);
       this.overlay.drop(layer);
       this.docs.adopt(layer, seq);
       for (const waiter of item.storedWaiters) waiter.resolve(seq);
@@ -364,6 +374,7 @@ export class Session {
 
   private rejectItem(item: LineItem): void {
     const failure = this.failure as SessionFailed;
+    if (item.prepared) this.itemOf.delete(item.prepared);
     for (const waiter of item.storedWaiters) waiter.reject(failure);
     item.storedWaiters = [];
     if (!item.published) {

@@ -179,7 +179,16 @@ export function addressOf(token: AnyDocToken, scopeId: unknown, key: unknown): D
   return { kind: token.kind, scope };
 }
 
-/** A map key for an address (JSON, so no kind or key text can collide with another address). */
+/**
+ * A map key for an address. Injective without escaping (this runs on every
+ * `tx.doc`, JSON.stringify cost more than the rest of the lookup): the kind
+ * is length-prefixed, the scope key (`s`, `c:<id>`, `t:<id>`) holds no NUL,
+ * and a family key follows a NUL.
+ */
 export function addressKey(address: DocumentAddress): string {
-  return JSON.stringify([address.kind, scopeKey(address.scope), address.key ?? null]);
+  const scope = scopeKey(address.scope);
+  const { kind, key } = address;
+  return key === undefined
+    ? `${kind.length}:${kind}${scope}`
+    : `${kind.length}:${kind}${scope}\u0000${key}`;
 }

@@ -154,7 +154,8 @@ export class Transaction {
   private readonly submissions = new Map<number, SubmissionRecord>();
   private readonly opening = new Map<string, Promise<OpenDoc>>();
   private readonly open = new Map<string, OpenDoc>();
-  private readonly byDraft = new WeakMap<object, OpenDoc>();
+  /** A Map, not a WeakMap: it dies with the transaction, and WeakMap entries survive scavenges. */
+  private readonly byDraft = new Map<object, OpenDoc>();
   /** Retirements of incarnations not opened in this transaction, by address key. */
   private readonly retirements = new Map<
     string,
@@ -198,11 +199,17 @@ export class Transaction {
 
   // ---- lookups shared by reads and write validation -----------------------
 
-  private async findConversation(id: ConversationId): Promise<ConversationRecord | undefined> {
-    const local =
+  /** A conversation this transaction, a prepared commit or the session already knows (no storage read). */
+  private localConversation(id: ConversationId): ConversationRecord | undefined {
+    return (
       this.conversations.get(id) ??
       this.kernel.overlay.conversations.get(id) ??
-      this.kernel.knownConversation(id);
+      this.kernel.knownConversation(id)
+    );
+  }
+
+  private async findConversation(id: ConversationId): Promise<ConversationRecord | undefined> {
+    const local = this.localConversation(id);
     if (local) return local;
     const stored = await this.kernel.storage.conversation(id);
     if (stored) this.kernel.rememberConversation(stored);
@@ -508,7 +515,9 @@ export class Transaction {
       throw new TypeError("entry.model: must be an array of messages");
     if (fields.edits !== undefined && !Array.isArray(fields.edits))
       throw new TypeError("entry.edits: must be an array");
-    await this.requireConversation(conversationId);
+    // A known conversation needs no lookup (and no microtask hop): the common case.
+    if (!Number.isSafeInteger(conversationId) || !this.localConversation(conversationId))
+      await this.requireConversation(conversationId);
     const id = (await this.mint()) as EntryId;
     const record: EntryRecord = { id, conversationId, ...fields };
     deepFreeze(record as unknown as JsonObject);
@@ -900,7 +909,8 @@ export class Transaction {
       });
     }
 
-    const copies = await this.forkCopies(finals);
+    // Forks and terminal tasks are rare: skip their async work (and its microtask hops) when absent.
+    const copies = this.forks.length > 0 ? await this.forkCopies(finals) : [];
     for (const copy of copies) changes.set(copy.change.addressKey, copy.change);
 
     const retires: StorageWrite[] = [];
@@ -916,7 +926,7 @@ export class Transaction {
         ops: [],
       });
     }
-    for (const doc of await this.terminalTaskDocs()) {
+    for (const doc of this.terminalTasks.size > 0 ? await this.terminalTaskDocs() : []) {
       retires.push({ type: "document.retire", id: doc.id });
       changes.set(doc.key, {
         addressKey: doc.key,
@@ -927,16 +937,20 @@ export class Transaction {
       });
     }
 
-    const writes = [...this.tableWrites, ...content, ...copies.map((c) => c.write), ...retires];
+    // The transaction is revoked, so its table-write array can carry the batch (no copy).
+    const writes = this.tableWrites;
+    for (const write of content) writes.push(write);
+    for (const copy of copies) writes.push(copy.write);
+    for (const write of retires) writes.push(write);
     if (writes.length === 0) return null;
     return {
       writes,
       deferred: this.deferred,
-      conversations: [...this.conversations.values()],
-      entries: [...this.entries.values()],
-      tasks: [...this.tasks.values()],
-      submissions: [...this.submissions.values()],
-      docs: [...changes.values()],
+      conversations: valuesOf(this.conversations),
+      entries: valuesOf(this.entries),
+      tasks: valuesOf(this.tasks),
+      submissions: valuesOf(this.submissions),
+      docs: valuesOf(changes),
       afterCommit: this.hooks,
     };
   }
@@ -1097,6 +1111,13 @@ export class Transaction {
     }
     return out;
   }
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** A map's values as an array; the shared empty array when there are none (most tables, most commits). */
+function valuesOf<T>(map: ReadonlyMap<unknown, T>): readonly T[] {
+  return map.size === 0 ? NONE : [...map.values()];
 }
 
 function addressOfRecord(record: NewDocumentRecord): DocumentAddress {

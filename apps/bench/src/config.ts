@@ -1,0 +1,62 @@
+import { join } from "node:path";
+import { repoRoot } from "./paths.js";
+
+/** How big a run is. The full run is what the README quotes; smoke only proves the bench works. */
+export interface BenchConfig {
+  smoke: boolean;
+  /** Where `*.json` and `*.svg` go (default: `<repo>/bench-results`). */
+  outDir: string;
+  /** Interleaved rounds per commit case; the median counts. */
+  rounds: number;
+  /** Length of one round of one case. */
+  roundMs: number;
+  /** Untimed run of each case before its first round (JIT, file creation, page cache). */
+  warmupMs: number;
+  /** Concurrent writers of the "many writers" cases. */
+  writers: number;
+  /** Steps of the growing conversation. */
+  growingSteps: number;
+  /** Bytes of one message of the growing conversation, as JSON. */
+  messageBytes: number;
+  /** Log sizes (commits) for the reopen family. */
+  reopenSizes: number[];
+  /** Fresh child processes per (backend, size, reader); the median counts. */
+  reopenRounds: number;
+}
+
+const FULL: Omit<BenchConfig, "smoke" | "outDir"> = {
+  rounds: 5,
+  roundMs: 800,
+  warmupMs: 200,
+  writers: 64,
+  growingSteps: 2000,
+  messageBytes: 300,
+  reopenSizes: [1_000, 10_000, 100_000],
+  reopenRounds: 3,
+};
+
+const SMOKE: Omit<BenchConfig, "smoke" | "outDir"> = {
+  rounds: 2,
+  roundMs: 30,
+  warmupMs: 5,
+  writers: 8,
+  growingSteps: 40,
+  messageBytes: 300,
+  reopenSizes: [60, 120],
+  reopenRounds: 1,
+};
+
+/** `--smoke` or `BENCH_SMOKE=1` for tiny counts; `--out <dir>` or `BENCH_OUT` for the output directory. */
+export function configFrom(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): BenchConfig {
+  const smoke =
+    argv.includes("--smoke") || (env.BENCH_SMOKE !== undefined && env.BENCH_SMOKE !== "0");
+  const outFlag = argv.indexOf("--out");
+  const outArg = outFlag >= 0 ? argv[outFlag + 1] : undefined;
+  if (outFlag >= 0 && (outArg === undefined || outArg.startsWith("--")))
+    throw new TypeError("--out needs a directory");
+  const outDir = outArg ?? env.BENCH_OUT ?? join(repoRoot(), "bench-results");
+  return { smoke, outDir, ...(smoke ? SMOKE : FULL) };
+}

@@ -1,0 +1,117 @@
+import { median } from "./stats.js";
+
+/** An opened benchmark case: runs commits until a deadline. */
+export interface Runner {
+  /** Runs until `performance.now()` passes `deadline`; returns the commits completed. */
+  run(deadline: number): Promise<number>;
+  /** Storage calls and batches so far (Session cases): how well group commit grouped. */
+  stats?(): { calls: number; batches: number };
+  close(): Promise<void> | void;
+}
+
+export type CaseFamily = "session" | "direct" | "raw" | "peer";
+
+export interface CommitCase {
+  /** Stable key, e.g. `session/sqlite/64`; tables, goals and charts refer to cases by it. */
+  id: string;
+  family: CaseFamily;
+  label: string;
+  backend: string;
+  writers: number;
+  open(): Promise<Runner>;
+}
+
+export interface CaseResult {
+  id: string;
+  family: CaseFamily;
+  label: string;
+  backend: string;
+  writers: number;
+  /** Median commits/s over the rounds. */
+  perSecond: number;
+  /** Commits/s of each round, in round order. */
+  rounds: number[];
+  commits: number;
+  /** Batches per storage call over the timed rounds (Session cases only). */
+  batchesPerCall?: number;
+}
+
+/**
+ * `writers` loops, each awaiting `step` until the deadline (checked before each step):
+ * concurrency the way an application has it, each writer waiting for its own commit.
+ */
+export async function concurrentLoops(
+  writers: number,
+  deadline: number,
+  step: (writer: number) => Promise<void> | void,
+  commitsPerStep = 1,
+): Promise<number> {
+  let commits = 0;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, writer) => {
+      while (performance.now() < deadline) {
+        await step(writer);
+        commits += commitsPerStep;
+      }
+    }),
+  );
+  return commits;
+}
+
+export interface MeasureOptions {
+  rounds: number;
+  roundMs: number;
+  warmupMs: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Opens every case, warms each, then runs `rounds` rounds in which every case
+ * runs `roundMs` in turn (the starting case rotates each round). On a shared
+ * machine a burst of load then hits one round of every case instead of all of
+ * one case, and the median per case discards it.
+ */
+export async function measureInterleaved(
+  cases: readonly CommitCase[],
+  options: MeasureOptions,
+): Promise<CaseResult[]> {
+  const runners: Runner[] = [];
+  try {
+    for (const c of cases) runners.push(await c.open());
+    for (const runner of runners) await runner.run(performance.now() + options.warmupMs);
+    const before = runners.map((r) => r.stats?.());
+    const rates = cases.map(() => [] as number[]);
+    const totals = cases.map(() => 0);
+    for (let round = 0; round < options.rounds; round++) {
+      for (let k = 0; k < cases.length; k++) {
+        const i = (k + round) % cases.length;
+        const runner = runners[i] as Runner;
+        const start = performance.now();
+        const commits = await runner.run(start + options.roundMs);
+        const seconds = (performance.now() - start) / 1000;
+        (rates[i] as number[]).push(commits / seconds);
+        totals[i] = (totals[i] as number) + commits;
+      }
+      options.log?.(`  round ${round + 1}/${options.rounds} done`);
+    }
+    return cases.map((c, i) => {
+      const result: CaseResult = {
+        id: c.id,
+        family: c.family,
+        label: c.label,
+        backend: c.backend,
+        writers: c.writers,
+        perSecond: median(rates[i] as number[]),
+        rounds: rates[i] as number[],
+        commits: totals[i] as number,
+      };
+      const start = before[i];
+      const end = runners[i]?.stats?.();
+      if (start && end && end.calls > start.calls)
+        result.batchesPerCall = (end.batches - start.batches) / (end.calls - start.calls);
+      return result;
+    });
+  } finally {
+    for (const runner of runners) await runner.close();
+  }
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { configFrom } from "../src/config.ts";
+import { evaluateGoals } from "../src/goals.ts";
+import { messageOf } from "../src/peer-langgraph.ts";
+import { median } from "../src/stats.ts";
+import { textTable, times } from "../src/table.ts";
+
+describe("config", () => {
+  it("is the full run by default, writing to <repo>/bench-results", () => {
+    const c = configFrom([], {});
+    expect(c.smoke).toBe(false);
+    expect(c.reopenSizes).toEqual([1_000, 10_000, 100_000]);
+    expect(c.growingSteps).toBe(2000);
+    expect(c.writers).toBe(64);
+    expect(c.outDir.endsWith("/bench-results")).toBe(true);
+  });
+  it("takes --smoke or BENCH_SMOKE=1, and --out", () => {
+    expect(configFrom(["--smoke"], {}).smoke).toBe(true);
+    expect(configFrom([], { BENCH_SMOKE: "1" }).smoke).toBe(true);
+    expect(configFrom([], { BENCH_SMOKE: "0" }).smoke).toBe(false);
+    expect(configFrom(["--out", "/tmp/x"], {}).outDir).toBe("/tmp/x");
+    expect(() => configFrom(["--out"], {})).toThrow(/--out needs a directory/);
+  });
+});
+
+describe("figures", () => {
+  it("median takes the middle value whatever the order", () => {
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 2])).toBe(3);
+    expect(() => median([])).toThrow(RangeError);
+  });
+  it("formats ratios and aligns tables", () => {
+    expect(times(0.5)).toBe("0.50x");
+    expect(times(1 / 250)).toBe("1/250");
+    expect(times(640)).toBe("640x");
+    expect(
+      textTable(
+        ["a", "n"],
+        [
+          ["long name", "1"],
+          ["b", "100"],
+        ],
+      ).split("\n"),
+    ).toEqual(["a            n", "---------  ---", "long name    1", "b          100"]);
+  });
+  it("a growing-conversation message is exactly the requested size", () => {
+    for (const step of [1, 2, 999, 2000])
+      expect(JSON.stringify(messageOf(step, 300))).toHaveLength(300);
+  });
+  it("judges each goal by its comparator", () => {
+    const cases = ["session", "raw", "peer"].flatMap((family) =>
+      [
+        "session/sqlite/1",
+        "raw/sqlite/1",
+        "session/sqlite/4",
+        "peer/langgraph/4",
+        "session/jsonl-fsync/4",
+        "session/jsonl-fsync/1",
+        "session/store-level/1",
+        "raw/store-level/1",
+        "session/store-level/4",
+        "raw/store-level/4",
+        "session/jsonl/1",
+        "raw/jsonl/1",
+      ]
+        .filter((id) => id.startsWith(family))
+        .map((id) => ({
+          id,
+          family: family as "session",
+          label: id,
+          backend: "x",
+          writers: 1,
+          perSecond: 100,
+          rounds: [100],
+          commits: 1,
+        })),
+    );
+    const side = {
+      lastQuarterStepsPerSecond: 1,
+      quarterStepsPerSecond: [1, 1, 1, 1],
+      bytesOnDisk: 1,
+      bytesAfterClose: 1,
+    };
+    const goals = evaluateGoals(
+      cases,
+      {
+        steps: 8,
+        messageBytes: 300,
+        durably: side,
+        langgraph: side,
+        speedup: 60,
+        bytesRatio: 0.01,
+      },
+      { rows: [], growth: { jsonl: 1, sqlite: 1 } },
+      4,
+    );
+    const met = Object.fromEntries(goals.map((g) => [g.id, g.met]));
+    expect(met["sqlite-1-vs-raw"]).toBe(true); // 1.0 >= 0.5
+    expect(met["sqlite-4-vs-1"]).toBe(false); // 1.0 < 3
+    expect(met["growing-speed"]).toBe(true); // 60 >= 50
+    expect(met["growing-bytes"]).toBe(false); // 0.01 > 1/200
+    expect(met["jsonl-reopen-linear"]).toBe(true);
+  });
+});

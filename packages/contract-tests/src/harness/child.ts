@@ -1,0 +1,67 @@
+/**
+ * The harness crash child: opens the backend through the adapter's child
+ * module, runs one scenario's submission through a real Harness and reports
+ * its progress over IPC until the parent SIGKILLs it.
+ */
+import { Harness, type Storage } from "@durably/core";
+import {
+  HARNESS_CHILD_ENV,
+  type HarnessChildConfig,
+  type HarnessChildMessage,
+} from "./protocol.js";
+import {
+  PROGRESS_WINDOW_MS,
+  QUESTION,
+  REQUEST_ID,
+  scenarioModel,
+  scenarioTools,
+} from "./scripts.js";
+
+type Body = HarnessChildMessage extends infer M
+  ? M extends unknown
+    ? Omit<M, "durablyHarness" | "at">
+    : never
+  : never;
+
+function send(message: Body): void {
+  process.send?.({ ...message, durablyHarness: 1, at: Date.now() });
+}
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env[HARNESS_CHILD_ENV] ?? "null") as HarnessChildConfig | null;
+  if (!config) throw new Error(`${HARNESS_CHILD_ENV} is not set`);
+  const adapter = (await import(config.childModule)) as { open(path: string): Promise<Storage> };
+  const storage = await adapter.open(config.path);
+  const harness = await Harness.open(storage, {
+    model: scenarioModel(config.scenario, "child"),
+    tools: scenarioTools("child", {
+      running: (name, api) => send({ type: "tool-running", name, attempt: api.attempt }),
+      executed: () => undefined,
+    }),
+    settings: { progress: { persistWithinMs: PROGRESS_WINDOW_MS } },
+    onError: (error, where) => send({ type: "failed", error: `${where}: ${String(error)}` }),
+  });
+  const root = await harness.root();
+  let shown = -1;
+  root.watch((view) => {
+    const length = view.live.generation?.text.length ?? 0;
+    if (length !== shown) {
+      shown = length;
+      send({ type: "text", length });
+    }
+  });
+  send({ type: "ready" });
+  const submission = await root.submit({ type: "input", content: QUESTION, requestId: REQUEST_ID });
+  send({ type: "submitted", submissionId: submission.id });
+  // Runs until killed: the parent decides when. A blocked tool holds no
+  // handle and the session's progress timer is unref'd, so keep the loop alive.
+  setInterval(() => undefined, 60_000);
+}
+
+main().catch((error: unknown) => {
+  send({
+    type: "failed",
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  process.exitCode = 1;
+});

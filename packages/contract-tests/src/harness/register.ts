@@ -1,0 +1,70 @@
+import type { StorageFactory } from "../storage/api.js";
+import { runCrashScenario, type HarnessCrashOptions } from "./crash-scenarios.js";
+import { harnessScenarios } from "./scenarios.js";
+import type { CrashScenario } from "./scripts.js";
+
+/** The injected runner; `it` takes a timeout as its third argument (Vitest, Jest). */
+export interface HarnessTestApi {
+  describe(name: string, body: () => void): unknown;
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): unknown;
+}
+
+export interface HarnessConformanceOptions {
+  /** A fresh storage per scenario; persistent adapters pass `reopen` too. */
+  factory: StorageFactory;
+  /** The factory passes `reopen`: also run the scenarios that close and reopen. */
+  persistent?: boolean;
+  /** The SIGKILL scenarios (persistent backends): a child process runs the harness and is killed. */
+  crash?: HarnessCrashOptions;
+}
+
+const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
+  {
+    scenario: "stream",
+    name: "killed while the model streams: partial text kept within the window, the rerun answers once",
+  },
+  {
+    scenario: "safe-tool",
+    name: 'killed during a replay: "safe" tool: the tool reruns and the run answers once',
+  },
+  {
+    scenario: "unsafe-tool",
+    name: "killed during an unsafe tool: it gets an interrupted result with its output so far, never a rerun",
+  },
+];
+
+/**
+ * Registers the harness conformance suite (DESIGN 7) for one backend: runs
+ * through a real Harness over the adapter, and, with `crash`, runs killed
+ * by SIGKILL at the three moments that matter and resumed on reopen.
+ */
+export function registerHarnessConformance(
+  api: HarnessTestApi,
+  name: string,
+  options: HarnessConformanceOptions,
+): void {
+  api.describe(`${name} > harness`, () => {
+    for (const scenario of harnessScenarios) {
+      if (scenario.persistent && !options.persistent) continue;
+      api.it(scenario.name, async () => {
+        let ran = false;
+        await options.factory(async (storage, reopen) => {
+          ran = true;
+          if (scenario.persistent && !reopen)
+            throw new Error(
+              `[harness] "${scenario.name}" needs reopen, but the factory did not pass it`,
+            );
+          await scenario.run(storage, reopen);
+        });
+        if (!ran)
+          throw new Error(`[harness] the storage factory resolved without calling use(storage)`);
+      });
+    }
+  });
+  const crash = options.crash;
+  if (!crash) return;
+  api.describe(`${name} > harness crashes (SIGKILL)`, () => {
+    for (const { scenario, name: title } of CRASHES)
+      api.it(title, () => runCrashScenario(crash, scenario), 60_000);
+  });
+}

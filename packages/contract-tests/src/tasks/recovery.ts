@@ -1,0 +1,105 @@
+import { defineTask, Scheduler, Session, type TaskRecord } from "@durably/core";
+import { taskScenario, type TaskRuleGroup } from "./api.js";
+import { createTask, entryKinds, Fanout, Leaf, Steps, stored, until } from "./definitions.js";
+
+/** Steps whose effect phase no longer holds: what the restarted process runs. */
+const StepsNoHold = defineTask({
+  ...Steps,
+  phases: {
+    ...Steps.phases,
+    effect: (task, rt) =>
+      (Steps.phases.effect as NonNullable<(typeof Steps.phases)["effect"]>)(
+        { ...task, checkpoint: { ...task.checkpoint, holdMs: 0 } },
+        rt,
+      ),
+  },
+});
+
+export const recovery: TaskRuleGroup = {
+  rule: "recovery",
+  scenarios: [
+    taskScenario(
+      "after a reopen (or a new scheduler), a task cut short in a phase returns to pending with checkpoint, memos and abort mark kept, and resumes from its checkpoint",
+      async ({ open, reopen, check }) => {
+        const first = await open();
+        const id = await createTask(first.session, Steps, { label: "again", holdMs: 60_000 });
+        await until(`task ${id} holds in its effect phase`, async () =>
+          (JSON.stringify((await stored(first.session, id)).memos) ?? "").includes("done"),
+        );
+        await first.scheduler.stop(); // the phase is cut short: the task stays running
+        let session = first.session;
+        if (reopen) {
+          await first.session.close();
+          session = await Session.open(await reopen());
+        } // else not persistent: a new scheduler over the same session recovers the same way
+        const checkpoint = { phase: "effect", label: "again", holdMs: 60_000 };
+        check.equal(
+          (await stored(session, id)).state,
+          { status: "running", checkpoint },
+          `task ${id} as stored at reopen`,
+        );
+        const writes: TaskRecord[] = [];
+        session.subscribeCommits((event) => {
+          for (const write of event.writes) if (write.type === "task") writes.push(write.value);
+        });
+        const scheduler = new Scheduler(session, [StepsNoHold, Leaf, Fanout]);
+        await scheduler.start();
+        check.equal(
+          writes[0]?.state,
+          { status: "pending", checkpoint },
+          `task ${id} recovered to pending first`,
+        );
+        check.equal(
+          writes[0]?.memos,
+          { effect: { status: "done", value: `effect of ${id}` } },
+          "memos kept by recovery",
+        );
+        await scheduler.waitForIdle();
+        const task = await stored(session, id);
+        check.equal(
+          task.state,
+          { status: "terminal", outcome: { kind: "completed", value: "again" } },
+          `task ${id} final state`,
+        );
+        check.equal(
+          await entryKinds(session),
+          ["intent", "outcome"],
+          "the intent phase ran once, the outcome once",
+        );
+        await scheduler.stop();
+        await session.close();
+      },
+    ),
+    taskScenario(
+      "a task whose kind no scheduler registers survives reopen pending and reported blocked",
+      async ({ open, reopen, check }) => {
+        const first = await open();
+        await first.scheduler.stop();
+        const id = await createTask(first.session, Leaf, { fail: false });
+        const blocked = new Scheduler(first.session, [Steps]);
+        await blocked.start();
+        await blocked.waitForIdle();
+        check.equal(
+          blocked.inspect().blocked.map((t) => [t.id, t.status, t.blocked]),
+          [[id, "pending", 'no task definition registered for kind "conformance.leaf"']],
+          "inspect().blocked",
+        );
+        await blocked.stop();
+        await first.session.close();
+        if (!reopen) return;
+        const session = await Session.open(await reopen());
+        check.equal((await stored(session, id)).state.status, "pending", `task ${id} after reopen`);
+        const scheduler = new Scheduler(session, [Leaf]);
+        await scheduler.start();
+        await scheduler.waitForIdle();
+        check.equal(
+          (await stored(session, id)).state,
+          { status: "terminal", outcome: { kind: "completed", value: id } },
+          `task ${id} once registered`,
+        );
+        await scheduler.stop();
+        await session.close();
+      },
+    ),
+  ],
+};

@@ -1,0 +1,89 @@
+import type { EntryId } from "../domain/ids.js";
+import type {
+  AssistantMessage,
+  EntryRecord,
+  Message,
+  ToolResultMessage,
+} from "../domain/records.js";
+
+/** The content of the synthetic result for a tool call that has none (e.g. after a crash). */
+export const MISSING_RESULT_CONTENT =
+  "error: this tool call has no result (the run stopped before the tool finished, or its result was removed)";
+
+/**
+ * The id of the first entry the model sees: the `head` of the newest entry
+ * carrying a head marker, or `undefined` (the whole transcript).
+ */
+export function contextStart(entries: readonly EntryRecord[]): EntryId | undefined {
+  let marker: EntryRecord | undefined;
+  for (const entry of entries)
+    if (entry.head !== undefined && (!marker || entry.id > marker.id)) marker = entry;
+  return marker?.head;
+}
+
+/**
+ * What the model sees of a transcript (DESIGN 7, context derivation).
+ *
+ * `entries` is the visible transcript in ascending id order: all of it, or
+ * any suffix that starts at or before the newest head marker's `head`.
+ * - Only entries from the newest head marker's `head` on count; a marker
+ *   starts a fresh context, so edits carried by earlier entries no longer apply.
+ * - `edits` of the counted entries apply in entry order (a later edit of
+ *   the same entry wins): `omit` hides the target's messages, `replace`
+ *   swaps them.
+ * - Each tool result is placed right after the assistant message holding
+ *   its call, in call order; a call without a result gets a synthetic error
+ *   result; a result whose call is not in view is left out (model APIs
+ *   refuse a result without its call), and so is a second result of a call.
+ */
+export function deriveContext(entries: readonly EntryRecord[]): Message[] {
+  const start = contextStart(entries);
+  const window = start === undefined ? entries : entries.filter((e) => e.id >= start);
+
+  const edited = new Map<number, Message[] | null>();
+  for (const entry of window)
+    for (const edit of entry.edits ?? [])
+      edited.set(edit.entryId, edit.type === "omit" ? null : edit.model);
+
+  const messages: Message[] = [];
+  for (const entry of window) {
+    const own = edited.has(entry.id) ? edited.get(entry.id) : entry.model;
+    if (own) messages.push(...own);
+  }
+
+  const results = new Map<string, ToolResultMessage>();
+  for (const m of messages)
+    if (m.role === "toolResult" && !results.has(m.toolCallId)) results.set(m.toolCallId, m);
+
+  const out: Message[] = [];
+  const used = new Set<string>();
+  for (const m of messages) {
+    if (m.role === "toolResult") continue;
+    out.push(m);
+    if (m.role === "assistant") out.push(...resultsFor(m, results, used));
+  }
+  return out;
+}
+
+function resultsFor(
+  message: AssistantMessage,
+  results: ReadonlyMap<string, ToolResultMessage>,
+  used: Set<string>,
+): ToolResultMessage[] {
+  const out: ToolResultMessage[] = [];
+  for (const part of message.content) {
+    if (part.type !== "toolCall") continue;
+    const found = used.has(part.id) ? undefined : results.get(part.id);
+    used.add(part.id);
+    out.push(
+      found ?? {
+        role: "toolResult",
+        toolCallId: part.id,
+        toolName: part.name,
+        content: MISSING_RESULT_CONTENT,
+        isError: true,
+      },
+    );
+  }
+  return out;
+}

@@ -1,0 +1,201 @@
+import { ConversationBusy, UnknownRecord } from "../domain/errors.js";
+import type { ConversationId, EntryId, SubmissionId, TaskId } from "../domain/ids.js";
+import { jsonEqual } from "../domain/json.js";
+import type { EntryRecord, SubmissionRecord } from "../domain/records.js";
+import type { CallOptions, Cursor } from "../storage/port.js";
+import type { HarnessContext } from "./harness-context.js";
+import { InboxDoc } from "./inbox.js";
+import { LiveDoc } from "./live.js";
+import { placeInput } from "./placement.js";
+import { Submission } from "./submission.js";
+import {
+  ConversationWatch,
+  type ConversationView,
+  type ViewListener,
+  type WatchOptions,
+} from "./watch.js";
+
+/** What `conversation.submit` takes. */
+export interface SubmitInput {
+  type: "input";
+  /** The user's message. */
+  content: string;
+  /** Makes the submit idempotent: a retry (even after a restart) returns the existing submission. */
+  requestId?: string;
+  /** When the conversation is answering something: queue a follow-up (default) or throw `ConversationBusy`. */
+  whenBusy?: "followUp" | "reject";
+}
+
+const PAGE = 256;
+
+function checkSubmit(input: SubmitInput): void {
+  if (typeof input !== "object" || input === null)
+    throw new TypeError("submit: the input must be an object");
+  const i = input as unknown as Record<string, unknown>;
+  for (const key of Object.keys(i))
+    if (!["type", "content", "requestId", "whenBusy"].includes(key))
+      throw new TypeError(
+        `submit: ${key} is not a submit field (type, content, requestId, whenBusy)`,
+      );
+  if (i.type !== "input")
+    throw new TypeError(`submit: type must be "input", got ${JSON.stringify(i.type)}`);
+  if (typeof i.content !== "string") throw new TypeError("submit: content must be a string");
+  if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
+    throw new TypeError("submit: requestId must be a non-empty string");
+  if (i.whenBusy !== undefined && i.whenBusy !== "followUp" && i.whenBusy !== "reject")
+    throw new TypeError('submit: whenBusy must be "followUp" or "reject"');
+}
+
+/** A handle on one conversation of a harness. */
+export class Conversation {
+  /** @internal Created by the harness. */
+  constructor(
+    private readonly harness: HarnessContext,
+    readonly id: ConversationId,
+  ) {}
+
+  /**
+   * Submits an input (DESIGN 7). Idle: placed at once (user entry +
+   * generation, one commit). Busy: queued in `durably.inbox` as a follow-up,
+   * placed when the running answer settles; with `whenBusy: "reject"` it
+   * throws `ConversationBusy` and stores nothing. With a `requestId`, a
+   * retried submit returns the existing submission (the content must match).
+   * Starts the scheduler.
+   */
+  async submit(input: SubmitInput, options?: CallOptions): Promise<Submission> {
+    checkSubmit(input);
+    const { session, generation } = this.harness;
+    const { content, requestId } = input;
+    const record = await session.commit(async (tx): Promise<SubmissionRecord> => {
+      if (requestId !== undefined) {
+        const existing = await tx.submissionByRequest(this.id, requestId);
+        if (existing) {
+          if (existing.content !== undefined && !jsonEqual(existing.content, content))
+            throw new TypeError(
+              `submit: requestId ${JSON.stringify(requestId)} was used by submission ${existing.id} with different content`,
+            );
+          return existing;
+        }
+      }
+      const live = await tx.doc(LiveDoc, this.id);
+      const busy = live.run;
+      if (busy !== null && input.whenBusy === "reject")
+        throw new ConversationBusy(
+          `conversation ${this.id} is answering submission ${busy.submissionId}; not queued (whenBusy: "reject")`,
+        );
+      const created = await tx.createSubmission(this.id, {
+        type: "input",
+        content,
+        ...(requestId !== undefined ? { requestId } : {}),
+      });
+      if (busy !== null) {
+        const inbox = await tx.doc(InboxDoc, this.id);
+        inbox.queued.push({ submissionId: created.id, content });
+        return created;
+      }
+      await placeInput(tx, generation, live, this.id, created.id, content);
+      return { ...created, status: "placed" };
+    }, options);
+    await this.harness.resume(options);
+    return new Submission(this.harness, record);
+  }
+
+  /** A handle on an existing submission of this conversation. */
+  async submission(id: SubmissionId, options?: CallOptions): Promise<Submission> {
+    const record = await this.harness.session.read.submission(id, options);
+    if (!record || record.conversationId !== this.id)
+      throw new UnknownRecord(`submission ${id} does not exist in conversation ${this.id}`);
+    return new Submission(this.harness, record);
+  }
+
+  /**
+   * Aborts the running answer (its generation and tools; the submission
+   * settles `unanswered`, reason "aborted") and withdraws every queued
+   * follow-up the same way. Resolves with how many submissions it aborted.
+   */
+  async abort(options?: CallOptions): Promise<number> {
+    const { session, scheduler } = this.harness;
+    const { queued, task } = await session.commit(async (tx) => {
+      const inbox = await tx.doc(InboxDoc, this.id);
+      const live = await tx.doc(LiveDoc, this.id);
+      const waiting = inbox.queued.map((q) => q.submissionId as SubmissionId);
+      if (waiting.length > 0) inbox.queued.splice(0, waiting.length);
+      for (const id of waiting)
+        await tx.settleSubmission(id, { status: "unanswered", reason: "aborted" });
+      return { queued: waiting.length, task: live.run?.taskId as TaskId | undefined };
+    }, options);
+    let running = 0;
+    if (task !== undefined && (await scheduler.abortTask(task, options))) {
+      running = 1;
+      await this.harness.resume(options);
+    }
+    return queued + running;
+  }
+
+  /**
+   * A new conversation that sees this one's entries up to and including
+   * `at` (default: the newest visible entry). It starts idle, with an empty
+   * inbox.
+   */
+  async fork(options: CallOptions & { at?: EntryId } = {}): Promise<Conversation> {
+    const { session } = this.harness;
+    const child = await session.commit(async (tx) => {
+      let at = options.at;
+      if (at === undefined) {
+        const newest = await tx.scanEntries({ conversationId: this.id, order: "descending" }, 1);
+        at = newest.items[0]?.id;
+        if (at === undefined)
+          throw new TypeError(`fork: conversation ${this.id} has no entries to fork at`);
+      }
+      return tx.forkConversation(this.id, at, { ownership: { kind: "ownerless" } });
+    }, options);
+    return new Conversation(this.harness, child.id);
+  }
+
+  /** The visible transcript, ascending (a fork's includes its parent's up to the fork point). */
+  async entries(options?: CallOptions): Promise<EntryRecord[]> {
+    const out: EntryRecord[] = [];
+    let cursor: Cursor | undefined;
+    do {
+      const page = await this.harness.session.read.scanEntries(
+        { conversationId: this.id, order: "ascending" },
+        PAGE,
+        cursor,
+        options,
+      );
+      out.push(...page.items);
+      cursor = page.next;
+    } while (cursor !== undefined);
+    return out;
+  }
+
+  /** The current view: transcript, `durably.live`, `durably.inbox`. */
+  async view(options?: CallOptions): Promise<ConversationView> {
+    const entries = await this.entries(options);
+    const { session } = this.harness;
+    const live = (await session.snapshot(LiveDoc, this.id)) ?? LiveDoc.initial();
+    const inbox = (await session.snapshot(InboxDoc, this.id)) ?? InboxDoc.initial();
+    return { conversationId: this.id, entries, live, inbox };
+  }
+
+  /**
+   * Calls `listener(view, ops)` with the full view first (a late joiner
+   * starts from the current view), then after every change of the
+   * transcript, `durably.live` or `durably.inbox`. Live progress arrives
+   * before it is stored (deferred commits); entries once stored. A listener
+   * returning a promise is given the next frame when it settles; at most
+   * `maxFrames` (100) wait, then they collapse into one full-view frame.
+   * Returns the disposer.
+   */
+  watch(listener: ViewListener, options?: WatchOptions): () => void {
+    if (typeof listener !== "function") throw new TypeError("watch: listener must be a function");
+    const watch = new ConversationWatch(
+      this.harness.session,
+      this.id,
+      listener,
+      this.harness.onListenerError,
+      options,
+    );
+    return () => watch.stop();
+  }
+}

@@ -1,0 +1,44 @@
+import type { SubmissionId, TaskId } from "../domain/ids.js";
+import type { JsonObject } from "../domain/json.js";
+import type { AssistantMessage, ToolResultMessage } from "../domain/records.js";
+import type { AppendEntryInput } from "../session/transaction.js";
+import type { ModelUsage } from "./model.js";
+
+/** Entry kinds the harness writes (DESIGN 7). */
+export const USER_ENTRY = "durably.user";
+export const ASSISTANT_ENTRY = "durably.assistant";
+export const TOOL_RESULT_ENTRY = "durably.tool-result";
+
+/** A placed input: the user's message, tagged with its submission. */
+export function userEntry(submissionId: SubmissionId, content: string): AppendEntryInput {
+  return {
+    kind: USER_ENTRY,
+    model: [{ role: "user", content }],
+    data: { submissionId },
+  };
+}
+
+/** A model turn, written by its generation task (usage when the model reported it). */
+export function assistantEntry(
+  generationTaskId: TaskId,
+  message: AssistantMessage,
+  usage?: ModelUsage,
+): AppendEntryInput {
+  const data: JsonObject = {};
+  if (usage) data.usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+  return {
+    kind: ASSISTANT_ENTRY,
+    model: [message],
+    byTaskId: generationTaskId,
+    ...(usage ? { data } : {}),
+  };
+}
+
+/** A tool call's result, written by its tool task in the commit that makes it terminal. */
+export function toolResultEntry(
+  toolTaskId: TaskId,
+  message: ToolResultMessage,
+  data: JsonObject,
+): AppendEntryInput {
+  return { kind: TOOL_RESULT_ENTRY, model: [message], byTaskId: toolTaskId, data };
+}

@@ -1,0 +1,21 @@
+import type { SubmissionId } from "../domain/ids.js";
+import type { SubmissionRecord } from "../domain/records.js";
+import type { CallOptions } from "../storage/port.js";
+import type { Session } from "../session/session.js";
+import type { ListenerErrorHandler } from "../session/watches.js";
+import type { TaskDefinition } from "../tasks/define-task.js";
+import type { Scheduler } from "../tasks/scheduler.js";
+import type { GenerationCheckpoint } from "./generation-task.js";
+import type { GenerationInput } from "./placement.js";
+
+/** What conversations and submissions share of their harness (internal). */
+export interface HarnessContext {
+  readonly session: Session;
+  readonly scheduler: Scheduler;
+  readonly generation: TaskDefinition<GenerationInput, GenerationCheckpoint>;
+  readonly onListenerError: ListenerErrorHandler;
+  /** Starts the scheduler if it is not running (idempotent). */
+  resume(options?: CallOptions): Promise<void>;
+  /** Resolves with the submission once it is settled (done or unanswered). */
+  settled(id: SubmissionId, options?: CallOptions): Promise<SubmissionRecord>;
+}

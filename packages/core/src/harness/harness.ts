@@ -1,0 +1,191 @@
+import { SessionClosed, UnknownRecord } from "../domain/errors.js";
+import { ROOT_CONVERSATION_ID, type ConversationId, type SubmissionId } from "../domain/ids.js";
+import type { SubmissionRecord } from "../domain/records.js";
+import type { CallOptions, Storage } from "../storage/port.js";
+import { Session, type SessionSettings } from "../session/session.js";
+import { reportToConsole, type ListenerErrorHandler } from "../session/watches.js";
+import { Scheduler } from "../tasks/scheduler.js";
+import { Conversation } from "./conversation.js";
+import { createGenerationTask } from "./generation-task.js";
+import type { HarnessContext } from "./harness-context.js";
+import type { Model } from "./model.js";
+import { toolsByName, type Tool } from "./tool.js";
+import { createToolTask } from "./tool-task.js";
+
+export interface HarnessSettings extends SessionSettings {
+  /** Most tasks (generations and tool calls) running at once. Default 32. */
+  concurrency?: number;
+}
+
+export interface HarnessOptions extends CallOptions {
+  model: Model;
+  tools?: readonly Tool[];
+  settings?: HarnessSettings;
+  /** Milliseconds since the epoch (tasks stamp it). Default `Date.now`. */
+  clock?: () => number;
+  /** Where errors of watchers and of the scheduler go (default: console.error). */
+  onError?: ListenerErrorHandler;
+}
+
+interface SettleWaiter {
+  resolve(record: SubmissionRecord): void;
+  reject(error: Error): void;
+}
+
+function isSettled(record: SubmissionRecord): boolean {
+  return record.status === "done" || record.status === "unanswered";
+}
+
+/**
+ * The harness (DESIGN 7): conversations, submissions, generation and tool
+ * tasks over one session. `open` opens the session; `resume()` (or the
+ * first submit or wait) starts the scheduler, which first returns every
+ * task a dead process left `running` to `pending`, so interrupted runs pick
+ * up where their last commit left them.
+ */
+export class Harness {
+  readonly session: Session;
+  readonly scheduler: Scheduler;
+  private readonly context: HarnessContext;
+  private readonly waiters = new Map<number, Set<SettleWaiter>>();
+  private readonly unsubscribe: () => void;
+  private starting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  private constructor(session: Session, options: HarnessOptions) {
+    this.session = session;
+    const onError = options.onError ?? reportToConsole;
+    const tools = toolsByName(options.tools ?? []);
+    const toolTask = createToolTask({ session, tools });
+    const generation = createGenerationTask({ session, model: options.model, tools, toolTask });
+    this.scheduler = new Scheduler(session, [generation, toolTask], {
+      ...(options.settings?.concurrency !== undefined
+        ? { concurrency: options.settings.concurrency }
+        : {}),
+      onError: (error, taskId) =>
+        onError(error, `scheduler${taskId === undefined ? "" : ` (task ${taskId})`}`),
+    });
+    this.unsubscribe = session.subscribeCommits((event) => {
+      if (this.waiters.size === 0) return;
+      for (const write of event.writes)
+        if (write.type === "submission" && isSettled(write.value)) this.wake(write.value);
+    });
+    this.context = {
+      session,
+      scheduler: this.scheduler,
+      generation,
+      onListenerError: onError,
+      resume: (o) => this.resume(o),
+      settled: (id, o) => this.settled(id, o),
+    };
+  }
+
+  /** Opens a harness over a storage it then owns (`close()` closes both). */
+  static async open(storage: Storage, options: HarnessOptions): Promise<Harness> {
+    if (typeof options !== "object" || options === null)
+      throw new TypeError("Harness.open: options must be an object with a model");
+    const model = options.model as Partial<Model> | undefined;
+    if (typeof model?.stream !== "function")
+      throw new TypeError("Harness.open: options.model must implement stream(request, { signal })");
+    // Check the tools before anything opens: a bad definition stores nothing.
+    toolsByName(options.tools ?? []);
+    const session = await Session.open(storage, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.settings ? { settings: options.settings } : {}),
+      ...(options.onError ? { onListenerError: options.onError } : {}),
+    });
+    return new Harness(session, options);
+  }
+
+  /** The root conversation (id 1), which every storage has. */
+  root(): Promise<Conversation> {
+    return Promise.resolve(new Conversation(this.context, ROOT_CONVERSATION_ID));
+  }
+
+  /** A handle on an existing conversation (rejects `UnknownRecord` when there is none). */
+  async conversation(id: ConversationId, options?: CallOptions): Promise<Conversation> {
+    const record = await this.session.read.conversation(id, options);
+    if (!record) throw new UnknownRecord(`conversation ${id} does not exist`);
+    return new Conversation(this.context, record.id);
+  }
+
+  /** A new, empty conversation. */
+  async createConversation(options?: CallOptions): Promise<Conversation> {
+    const record = await this.session.commit(
+      (tx) => tx.createConversation({ ownership: { kind: "ownerless" } }),
+      options,
+    );
+    return new Conversation(this.context, record.id);
+  }
+
+  /** Starts the scheduler (idempotent): interrupted runs resume from their last commit. */
+  resume(options?: CallOptions): Promise<void> {
+    if (this.closing) return Promise.reject(new SessionClosed("the harness is closed"));
+    this.starting ??= this.scheduler.start(options).catch((error: unknown) => {
+      this.starting = undefined;
+      throw error;
+    });
+    return this.starting;
+  }
+
+  /** Resolves when no task can make progress (everything answered, or waiting on something blocked). */
+  async whenIdle(options?: CallOptions): Promise<void> {
+    await this.resume(options);
+    await this.scheduler.waitForIdle(options);
+  }
+
+  private settled(id: SubmissionId, options?: CallOptions): Promise<SubmissionRecord> {
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<SubmissionRecord>((resolve, reject) => {
+      let set = this.waiters.get(id);
+      if (!set) this.waiters.set(id, (set = new Set()));
+      const waiters = set;
+      const done = (settle: () => void): void => {
+        if (!waiters.delete(entry)) return;
+        if (waiters.size === 0) this.waiters.delete(id);
+        signal?.removeEventListener("abort", onAbort);
+        settle();
+      };
+      const entry: SettleWaiter = {
+        resolve: (record) => done(() => resolve(record)),
+        reject: (error) => done(() => reject(error)),
+      };
+      const onAbort = (): void => entry.reject(signal?.reason as Error);
+      waiters.add(entry);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      // Registered before the read, so a settlement stored in between is not missed.
+      this.session.read.submission(id).then(
+        (record) => {
+          if (!record) entry.reject(new UnknownRecord(`submission ${id} does not exist`));
+          else if (isSettled(record)) entry.resolve(record);
+        },
+        (error: unknown) => entry.reject(error instanceof Error ? error : new Error(String(error))),
+      );
+    });
+  }
+
+  private wake(record: SubmissionRecord): void {
+    const set = this.waiters.get(record.id);
+    if (set) for (const waiter of [...set]) waiter.resolve(record);
+  }
+
+  /**
+   * Stops the scheduler (running phases see their signal abort and stop;
+   * their tasks resume at the next open), stores pending progress and closes
+   * the session and storage. Idempotent. Pending `wait()`s reject.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.starting?.catch(() => undefined);
+      await this.scheduler.stop();
+      this.unsubscribe();
+      const closed = new SessionClosed("the harness was closed before this submission settled");
+      for (const set of [...this.waiters.values()])
+        for (const waiter of [...set]) waiter.reject(closed);
+      await this.session.close();
+    })();
+    return this.closing;
+  }
+}

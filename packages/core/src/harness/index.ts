@@ -1,0 +1,48 @@
+export type {
+  Model,
+  ModelEvent,
+  ModelRequest,
+  ModelStreamOptions,
+  ModelUsage,
+  ToolSpec,
+} from "./model.js";
+export {
+  ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedToolCall,
+  type ScriptedTurn,
+} from "./scripted-model.js";
+export {
+  checkSchema,
+  validateSchema,
+  type JsonSchema,
+  type JsonSchemaType,
+  type SchemaViolation,
+} from "./json-schema.js";
+export {
+  defineTool,
+  toolsByName,
+  type Tool,
+  type ToolApi,
+  type ToolDefinition,
+  type ToolReplay,
+  type ToolResult,
+} from "./tool.js";
+export { runToolCall } from "./tool-call.js";
+export { contextStart, deriveContext, MISSING_RESULT_CONTENT } from "./context.js";
+export {
+  LiveDoc,
+  type LiveGeneration,
+  type LiveRun,
+  type LiveState,
+  type LiveToolSlot,
+} from "./live.js";
+export { InboxDoc, type InboxState, type QueuedInput } from "./inbox.js";
+export { ASSISTANT_ENTRY, TOOL_RESULT_ENTRY, USER_ENTRY } from "./entries.js";
+export { GENERATION_TASK, type GenerationCheckpoint } from "./generation-task.js";
+export { TOOL_TASK, type ToolCheckpoint, type ToolTaskInput } from "./tool-task.js";
+export type { GenerationInput } from "./placement.js";
+export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
+export { Conversation, type SubmitInput } from "./conversation.js";
+export { Submission } from "./submission.js";
+export type { ConversationView, ViewListener, ViewOps, WatchOptions } from "./watch.js";

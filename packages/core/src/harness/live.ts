@@ -1,0 +1,49 @@
+import type { JsonObject } from "../domain/json.js";
+import { defineDoc } from "../session/tokens.js";
+
+/** The running generation's partial answer (deferred progress, DESIGN 2.5). */
+export type LiveGeneration = {
+  taskId: number;
+  text: string;
+  toolCalls: { id: string; name: string; arguments: JsonObject }[];
+};
+
+/** A tool call's slot, created with the assistant entry, removed with its result. */
+export type LiveToolSlot = {
+  taskId: number;
+  toolCallId: string;
+  toolName: string;
+  status: "pending" | "running";
+  /** 0 until the first intent commit; a safe tool rerun after a crash counts up. */
+  attempt: number;
+  /** Output streamed so far through `api.output` (deferred progress). */
+  output: string;
+};
+
+/** The submission being answered and the generation task answering it. */
+export type LiveRun = { submissionId: number; taskId: number };
+
+export type LiveState = {
+  /** `null`: the conversation is idle. Changed by ordinary commits only. */
+  run: LiveRun | null;
+  generation: LiveGeneration | null;
+  /** By tool task id. */
+  tools: { [taskId: string]: LiveToolSlot };
+};
+
+/**
+ * `durably.live`: what is running in a conversation right now. Structure
+ * (`run`, tool slots) changes in ordinary commits, atomically with the
+ * tasks they describe; streamed text and tool output change in deferred
+ * commits. A fork starts idle.
+ */
+export const LiveDoc = defineDoc<LiveState, "conversation">({
+  kind: "durably.live",
+  version: 1,
+  scope: "conversation",
+  history: "latest",
+  fork: "initial",
+  initial: () => ({ run: null, generation: null, tools: {} }),
+  // Streaming appends many small deltas; a base every so often keeps reads short.
+  checkpointWhen: (_value, _ops, { deltasSinceBase }) => deltasSinceBase >= 64,
+});

@@ -1,0 +1,32 @@
+import type { ConversationId, SubmissionId } from "../domain/ids.js";
+import type { Draft } from "../session/draft.js";
+import type { TaskToken } from "../session/tokens.js";
+import type { Transaction } from "../session/transaction.js";
+import { userEntry } from "./entries.js";
+import type { LiveState } from "./live.js";
+
+/** What a generation task is created with. */
+export type GenerationInput = { submissionId: number };
+
+/**
+ * Places a queued input, inside the caller's commit: the user entry, the
+ * submission marked `placed`, the generation task that answers it, and
+ * `live.run` naming both. All of it is stored together or not at all.
+ */
+export async function placeInput(
+  tx: Transaction,
+  generation: TaskToken<GenerationInput>,
+  live: Draft<LiveState>,
+  conversationId: ConversationId,
+  submissionId: SubmissionId,
+  content: string,
+): Promise<void> {
+  const entry = await tx.appendEntry(conversationId, userEntry(submissionId, content));
+  await tx.placeSubmission(submissionId, entry.id);
+  const taskId = await tx.createTask(
+    generation,
+    { submissionId },
+    { ownership: { kind: "ownerless" }, conversationId },
+  );
+  live.run = { submissionId, taskId };
+}

@@ -1,0 +1,80 @@
+import type { ConversationId, SubmissionId, TaskId } from "../domain/ids.js";
+import { UnknownRecord } from "../domain/errors.js";
+import type { SubmissionRecord } from "../domain/records.js";
+import type { CallOptions } from "../storage/port.js";
+import type { HarnessContext } from "./harness-context.js";
+import { InboxDoc } from "./inbox.js";
+import { LiveDoc } from "./live.js";
+
+function settled(record: SubmissionRecord): boolean {
+  return record.status === "done" || record.status === "unanswered";
+}
+
+/**
+ * A handle on one submission. The record itself lives in storage; `status()`
+ * reads it, `wait()` resolves once it is settled (starting the harness's
+ * scheduler if needed), `abort()` withdraws it.
+ */
+export class Submission {
+  readonly id: SubmissionId;
+  readonly conversationId: ConversationId;
+
+  /** @internal Created by `conversation.submit`. */
+  constructor(
+    private readonly harness: HarnessContext,
+    /** The record as the submit commit left it. */
+    readonly submitted: SubmissionRecord,
+  ) {
+    this.id = submitted.id;
+    this.conversationId = submitted.conversationId;
+  }
+
+  /** The stored record now. */
+  async status(options?: CallOptions): Promise<SubmissionRecord> {
+    const record = await this.harness.session.read.submission(this.id, options);
+    if (!record) throw new UnknownRecord(`submission ${this.id} does not exist`);
+    return record;
+  }
+
+  /**
+   * Resolves with the settled record: `{ status: "done", answer }` or
+   * `{ status: "unanswered", reason, detail? }`. Starts the scheduler.
+   */
+  async wait(options?: CallOptions): Promise<SubmissionRecord> {
+    await this.harness.resume(options);
+    return this.harness.settled(this.id, options);
+  }
+
+  /**
+   * Withdraws the submission: a queued one leaves the inbox and settles
+   * `unanswered` ("aborted") at once; a placed one has its generation
+   * aborted (its tools too), and settles when that ends. Resolves false
+   * when the submission was already settled.
+   */
+  async abort(options?: CallOptions): Promise<boolean> {
+    const { session, scheduler } = this.harness;
+    const found = await session.commit(async (tx) => {
+      const record = await tx.submission(this.id);
+      if (!record) throw new UnknownRecord(`submission ${this.id} does not exist`);
+      if (settled(record)) return { aborted: false as const };
+      if (record.status === "queued") {
+        const inbox = await tx.doc(InboxDoc, record.conversationId);
+        const at = inbox.queued.findIndex((q) => q.submissionId === record.id);
+        if (at !== -1) inbox.queued.splice(at, 1);
+        await tx.settleSubmission(record.id, { status: "unanswered", reason: "aborted" });
+        return { aborted: true as const };
+      }
+      const live = await tx.doc(LiveDoc, record.conversationId);
+      const run = live.run;
+      return run && run.submissionId === record.id
+        ? { aborted: true as const, task: run.taskId as TaskId }
+        : { aborted: false as const };
+    }, options);
+    if (!found.aborted) return false;
+    if ("task" in found && found.task !== undefined) {
+      await scheduler.abortTask(found.task, options);
+      await this.harness.resume(options);
+    }
+    return true;
+  }
+}

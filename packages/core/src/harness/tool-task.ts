@@ -1,0 +1,202 @@
+import type { JsonObject } from "../domain/json.js";
+import type { TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
+import type { Session } from "../session/session.js";
+import type { Transaction } from "../session/transaction.js";
+import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
+import type { TaskRuntime } from "../tasks/runtime.js";
+import { toolResultEntry } from "./entries.js";
+import { LiveDoc } from "./live.js";
+import { ProgressWriter } from "./progress.js";
+import type { Tool, ToolApi } from "./tool.js";
+import { runToolCall } from "./tool-call.js";
+
+export const TOOL_TASK = "durably.tool";
+
+/** What a tool task is created with: the call, as the assistant entry holds it. */
+export type ToolTaskInput = { toolCallId: string; toolName: string; arguments: JsonObject };
+
+/** `start`: not begun. `running`: the intent commit of `attempt` is stored, its result is not. */
+export type ToolCheckpoint = { phase: "start" } | { phase: "running"; attempt: number };
+
+export interface ToolTaskDeps {
+  readonly session: Session;
+  readonly tools: ReadonlyMap<string, Tool>;
+}
+
+type ToolRuntime = TaskRuntime<ToolTaskInput, ToolCheckpoint>;
+
+function callOf(input: ToolTaskInput): ToolCallPart {
+  return {
+    type: "toolCall",
+    id: input.toolCallId,
+    name: input.toolName,
+    arguments: input.arguments,
+  };
+}
+
+function errorResult(input: ToolTaskInput, content: string): ToolResultMessage {
+  return {
+    role: "toolResult",
+    toolCallId: input.toolCallId,
+    toolName: input.toolName,
+    content,
+    isError: true,
+  };
+}
+
+function soFar(output: string): string {
+  return output === "" ? "No output was recorded." : `Output so far:\n${output}`;
+}
+
+/** The result an unsafe tool gets when a crash cut its call short (DESIGN 7, tool task). */
+export function interruptedResult(input: ToolTaskInput, output: string): ToolResultMessage {
+  return errorResult(
+    input,
+    `interrupted: "${input.toolName}" was running when the process stopped. It is not safe to rerun (replay: "unsafe"), so it may or may not have taken effect. ${soFar(output)}`,
+  );
+}
+
+/** The result of a terminal tool task, whatever ended it. */
+function resultOf(
+  task: TaskRecord,
+  output: string,
+): { message: ToolResultMessage; data: JsonObject } {
+  const input = task.input as ToolTaskInput;
+  const state = task.state;
+  if (state.status !== "terminal")
+    throw new Error(`internal: tool task ${task.id} is not terminal`);
+  const outcome = state.outcome;
+  switch (outcome.kind) {
+    case "completed": {
+      const value = outcome.value as {
+        result: ToolResultMessage;
+        attempt: number;
+        interrupted?: boolean;
+      };
+      return {
+        message: value.result,
+        data: {
+          toolCallId: input.toolCallId,
+          attempt: value.attempt,
+          ...(value.interrupted ? { interrupted: true } : {}),
+        },
+      };
+    }
+    case "aborted":
+      return {
+        message: errorResult(
+          input,
+          `aborted: the tool call was aborted before it finished. ${soFar(output)}`,
+        ),
+        data: { toolCallId: input.toolCallId, aborted: true },
+      };
+    case "failed":
+    case "faulted":
+      return {
+        message: errorResult(
+          input,
+          `error: the tool task ${outcome.kind} (${outcome.error.name}: ${outcome.error.message}). ${soFar(output)}`,
+        ),
+        data: { toolCallId: input.toolCallId, [outcome.kind]: true },
+      };
+    case "orphaned":
+      return {
+        message: errorResult(
+          input,
+          "error: the tool call was abandoned: the generation that made it ended first.",
+        ),
+        data: { toolCallId: input.toolCallId, orphaned: true },
+      };
+  }
+}
+
+/**
+ * `durably.tool`: one tool call. The intent commit (checkpoint `running`)
+ * is stored before `execute` runs; the result is appended in the commit
+ * that makes the task terminal, by `onTerminal`, whoever ends the task (its
+ * own phase, an abort, a fault), together with the removal of its live
+ * slot. A task found `running` after a crash reruns a `replay: "safe"` tool
+ * and gives any other an `interrupted` result with the output stored so far.
+ */
+export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput, ToolCheckpoint> {
+  const { session, tools } = deps;
+
+  async function execute(rt: ToolRuntime, attempt: number): Promise<void> {
+    const task = rt.task;
+    const key = String(task.id);
+    const conversationId = task.conversationId;
+    await rt.commit(async (tx) => {
+      const live = await tx.doc(LiveDoc, conversationId);
+      const slot = live.tools[key];
+      if (slot) {
+        slot.status = "running";
+        slot.attempt = attempt;
+        if (slot.output !== "") slot.output = ""; // a rerun starts its output afresh
+      }
+      return { phase: "running", attempt };
+    });
+    const output = new ProgressWriter<string>(session, async (tx, texts) => {
+      const live = await tx.doc(LiveDoc, conversationId);
+      const slot = live.tools[key];
+      if (slot) slot.output += texts.join("");
+    });
+    const api: ToolApi = {
+      signal: rt.signal,
+      toolCallId: task.input.toolCallId,
+      conversationId,
+      attempt,
+      output: (text) => {
+        if (typeof text !== "string")
+          return Promise.reject(new TypeError("api.output: text must be a string"));
+        return output.push(text);
+      },
+    };
+    let result: ToolResultMessage;
+    try {
+      result = await runToolCall(tools, callOf(task.input), api);
+    } finally {
+      await output.settle().catch(() => undefined); // its own failure surfaces through the session
+    }
+    await rt.commit(() => ({
+      status: "terminal",
+      outcome: { kind: "completed", value: { result, attempt } },
+    }));
+  }
+
+  return defineTask<ToolTaskInput, ToolCheckpoint>({
+    name: TOOL_TASK,
+    version: 1,
+    initial: () => ({ phase: "start" }),
+    phases: {
+      start: (_task, rt) => execute(rt, 1),
+      // Only reached after a crash: the intent of `attempt` is stored, its result is not.
+      running: async (task, rt) => {
+        const previous = (task.checkpoint as { attempt: number }).attempt;
+        if (tools.get(task.input.toolName)?.replay === "safe") return execute(rt, previous + 1);
+        await rt.commit(async (tx) => {
+          const live = await tx.doc(LiveDoc, task.conversationId);
+          const output = live.tools[String(task.id)]?.output ?? "";
+          return {
+            status: "terminal",
+            outcome: {
+              kind: "completed",
+              value: {
+                result: interruptedResult(task.input, output),
+                attempt: previous,
+                interrupted: true,
+              },
+            },
+          };
+        });
+      },
+    },
+    abort: () => "the conversation was aborted",
+    onTerminal: async (tx: Transaction, task: TaskRecord) => {
+      const live = await tx.doc(LiveDoc, task.conversationId);
+      const key = String(task.id);
+      const { message, data } = resultOf(task, live.tools[key]?.output ?? "");
+      await tx.appendEntry(task.conversationId, toolResultEntry(task.id, message, data));
+      if (live.tools[key]) delete live.tools[key];
+    },
+  });
+}

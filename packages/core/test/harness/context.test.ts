@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import {
+  deriveContext,
+  MISSING_RESULT_CONTENT,
+  type AssistantMessage,
+  type ConversationId,
+  type EntryId,
+  type EntryRecord,
+  type Message,
+  type ToolResultMessage,
+} from "../../src/index.js";
+
+const C = 1 as ConversationId;
+const e = (id: number, fields: Partial<EntryRecord> = {}): EntryRecord => ({
+  id: id as EntryId,
+  conversationId: C,
+  kind: "durably.user",
+  ...fields,
+});
+const user = (text: string): Message => ({ role: "user", content: text });
+const calls = (...ids: string[]): AssistantMessage => ({
+  role: "assistant",
+  content: [
+    { type: "text", text: "let me check" },
+    ...ids.map((id) => ({ type: "toolCall" as const, id, name: "read", arguments: { id } })),
+  ],
+  stopReason: "toolUse",
+});
+const answer = (text: string): AssistantMessage => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  stopReason: "stop",
+});
+const result = (id: string, content: string): ToolResultMessage => ({
+  role: "toolResult",
+  toolCallId: id,
+  toolName: "read",
+  content,
+  isError: false,
+});
+
+describe("deriveContext", () => {
+  it("concatenates the messages of the entries in order", () => {
+    expect(
+      deriveContext([e(2, { model: [user("hi")] }), e(3, { model: [answer("hello")] }), e(4)]),
+    ).toEqual([user("hi"), answer("hello")]);
+  });
+
+  it("places each tool result right after its call, in call order", () => {
+    const out = deriveContext([
+      e(2, { model: [user("go")] }),
+      e(3, { model: [calls("a", "b")] }),
+      e(4, { model: [user("a note written meanwhile")] }),
+      e(5, { model: [result("b", "B")] }),
+      e(6, { model: [result("a", "A")] }),
+    ]);
+    expect(out).toEqual([
+      user("go"),
+      calls("a", "b"),
+      result("a", "A"),
+      result("b", "B"),
+      user("a note written meanwhile"),
+    ]);
+  });
+
+  it("gives a call without a result a synthetic error result", () => {
+    const out = deriveContext([
+      e(2, { model: [calls("a", "b")] }),
+      e(3, { model: [result("b", "B")] }),
+    ]);
+    expect(out.slice(1)).toEqual([
+      {
+        role: "toolResult",
+        toolCallId: "a",
+        toolName: "read",
+        content: MISSING_RESULT_CONTENT,
+        isError: true,
+      },
+      result("b", "B"),
+    ]);
+  });
+
+  it("starts at the newest head marker and drops results whose call is out of view", () => {
+    const out = deriveContext([
+      e(2, { model: [user("old")] }),
+      e(3, { model: [calls("a")] }),
+      e(4, { model: [user("summary of the old part")], head: 2 as EntryId }),
+      e(5, { model: [result("a", "A")] }),
+      e(6, { model: [user("compacted")], head: 6 as EntryId }),
+      e(7, { model: [result("a", "late")] }),
+      e(8, { model: [answer("fine")] }),
+    ]);
+    expect(out).toEqual([user("compacted"), answer("fine")]);
+  });
+
+  it("applies edits from the context window: omit hides, replace swaps, the later edit wins", () => {
+    const out = deriveContext([
+      e(2, { model: [user("secret")] }),
+      e(3, { model: [user("typo")] }),
+      e(4, { model: [user("keep")] }),
+      e(5, {
+        edits: [
+          { type: "omit", entryId: 2 as EntryId },
+          { type: "replace", entryId: 3 as EntryId, model: [user("fixed")] },
+          { type: "omit", entryId: 4 as EntryId },
+        ],
+      }),
+      e(6, {
+        edits: [{ type: "replace", entryId: 4 as EntryId, model: [user("kept after all")] }],
+      }),
+    ]);
+    expect(out).toEqual([user("fixed"), user("kept after all")]);
+  });
+
+  it("ignores edits carried by entries before the head marker", () => {
+    const out = deriveContext([
+      e(2, { edits: [{ type: "omit", entryId: 4 as EntryId }] }),
+      e(3, { model: [user("start")], head: 3 as EntryId }),
+      e(4, { model: [user("visible")] }),
+    ]);
+    expect(out).toEqual([user("start"), user("visible")]);
+  });
+
+  it("omitting the call entry also drops its results", () => {
+    const out = deriveContext([
+      e(2, { model: [calls("a")] }),
+      e(3, { model: [result("a", "A")] }),
+      e(4, { edits: [{ type: "omit", entryId: 2 as EntryId }] }),
+    ]);
+    expect(out).toEqual([]);
+  });
+});

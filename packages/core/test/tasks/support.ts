@@ -1,0 +1,102 @@
+import {
+  ROOT_CONVERSATION_ID,
+  Scheduler,
+  Session,
+  type AnyTaskDefinition,
+  type Json,
+  type SchedulerOptions,
+  type SessionOptions,
+  type TaskDefinition,
+  type TaskId,
+  type TaskRecord,
+  type Transaction,
+} from "../../src/index.js";
+import { FaultyStorage } from "../support/faulty-storage.js";
+import { MemoryStorage } from "../support/memory.js";
+
+export const ROOT = ROOT_CONVERSATION_ID;
+
+/** A storage whose close leaves the memory behind, so a new Session can "reopen" it (a restart). */
+class Survivor extends FaultyStorage {
+  override close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export interface TaskWorld {
+  session: Session;
+  scheduler: Scheduler;
+  storage: FaultyStorage;
+  errors: unknown[];
+  /** Abandons the session without stopping anything (as a killed process would) and opens a new one over the same data. */
+  restart(definitions?: readonly AnyTaskDefinition[]): Promise<TaskWorld>;
+  close(): Promise<void>;
+}
+
+export async function openTasks(
+  definitions: readonly AnyTaskDefinition[],
+  options: { session?: SessionOptions; scheduler?: SchedulerOptions; start?: boolean } = {},
+  memory = new MemoryStorage(),
+): Promise<TaskWorld> {
+  const storage = new Survivor(memory);
+  const session = await Session.open(storage, options.session);
+  const errors: unknown[] = [];
+  const scheduler = new Scheduler(session, definitions, {
+    onError: (error) => errors.push(error),
+    ...options.scheduler,
+  });
+  if (options.start !== false) await scheduler.start();
+  return {
+    session,
+    scheduler,
+    storage,
+    errors,
+    restart: (next = definitions) => openTasks(next, { ...options, start: true }, memory),
+    close: async () => {
+      await scheduler.stop();
+      await session.close();
+    },
+  };
+}
+
+/** Creates an ownerless task in the root conversation; resolves with its id once stored. */
+export function create<I extends Json>(
+  session: Session,
+  definition: TaskDefinition<I, never> | AnyTaskDefinition,
+  input: I,
+  options: { background?: boolean } = {},
+): Promise<TaskId> {
+  return session.commit((tx) =>
+    tx.createTask(definition, input, {
+      ownership: { kind: "ownerless" },
+      conversationId: ROOT,
+      ...options,
+    }),
+  );
+}
+
+export async function taskOf(session: Session, id: TaskId): Promise<TaskRecord> {
+  const task = await session.read.task(id);
+  if (!task) throw new Error(`task ${id} is not stored`);
+  return task;
+}
+
+export function outcomeOf(task: TaskRecord): unknown {
+  return task.state.status === "terminal" || task.state.status === "completing"
+    ? task.state.outcome
+    : undefined;
+}
+
+export async function entryKinds(session: Session): Promise<string[]> {
+  const page = await session.read.scanEntries({ conversationId: ROOT, order: "ascending" }, 1000);
+  return page.items.map((e) => e.kind);
+}
+
+/** A promise plus its resolver, to hold a phase at a point the test controls. */
+export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+export type { Transaction };
