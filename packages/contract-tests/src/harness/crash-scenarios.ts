@@ -147,6 +147,13 @@ export async function runCrashScenario(
           )
             settlements.push(w.value);
       });
+      // Opening reconciled: nothing is left "running" by the dead process.
+      const running = await harness.session.read.scanTasks({ status: "running" }, 10);
+      check(
+        running.items.length === 0,
+        () =>
+          `${scenario}: after Harness.open, tasks ${running.items.map((t) => `${t.id} (${t.kind})`).join(", ")} are still running`,
+      );
       const root = await harness.root();
       // The same request after the restart is the same submission (requestId), not a second one.
       const again = await root.submit({ type: "input", content: QUESTION, requestId: REQUEST_ID });

@@ -93,8 +93,7 @@ export class Conversation {
         inbox.queued.push({ submissionId: created.id, content });
         return created;
       }
-      await placeInput(tx, generation, live, this.id, created.id, content);
-      return { ...created, status: "placed" };
+      return placeInput(tx, generation, live, this.id, created.id, content);
     }, options);
     await this.harness.resume(options);
     return new Submission(this.harness, record);

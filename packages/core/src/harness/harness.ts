@@ -10,6 +10,7 @@ import { createGenerationTask } from "./generation-task.js";
 import type { HarnessContext } from "./harness-context.js";
 import type { Model } from "./model.js";
 import { toolsByName, type Tool } from "./tool.js";
+import { reconcile } from "./reconcile.js";
 import { createToolTask } from "./tool-task.js";
 
 export interface HarnessSettings extends SessionSettings {
@@ -38,10 +39,10 @@ function isSettled(record: SubmissionRecord): boolean {
 
 /**
  * The harness (DESIGN 7): conversations, submissions, generation and tool
- * tasks over one session. `open` opens the session; `resume()` (or the
- * first submit or wait) starts the scheduler, which first returns every
- * task a dead process left `running` to `pending`, so interrupted runs pick
- * up where their last commit left them.
+ * tasks over one session. `open` opens the session and reconciles (a
+ * harness task a dead process left `running` returns to `pending`);
+ * `resume()` (or the first submit or wait) starts the scheduler, so
+ * interrupted runs pick up where their last commit left them.
  */
 export class Harness {
   readonly session: Session;
@@ -95,6 +96,12 @@ export class Harness {
       ...(options.settings ? { settings: options.settings } : {}),
       ...(options.onError ? { onListenerError: options.onError } : {}),
     });
+    try {
+      await reconcile(session);
+    } catch (error) {
+      await session.close().catch(() => undefined);
+      throw error;
+    }
     return new Harness(session, options);
   }
 

@@ -1,4 +1,5 @@
 import type { ConversationId, SubmissionId } from "../domain/ids.js";
+import type { SubmissionRecord } from "../domain/records.js";
 import type { Draft } from "../session/draft.js";
 import type { TaskToken } from "../session/tokens.js";
 import type { Transaction } from "../session/transaction.js";
@@ -20,13 +21,14 @@ export async function placeInput(
   conversationId: ConversationId,
   submissionId: SubmissionId,
   content: string,
-): Promise<void> {
+): Promise<SubmissionRecord> {
   const entry = await tx.appendEntry(conversationId, userEntry(submissionId, content));
-  await tx.placeSubmission(submissionId, entry.id);
+  const placed = await tx.placeSubmission(submissionId, entry.id);
   const taskId = await tx.createTask(
     generation,
     { submissionId },
     { ownership: { kind: "ownerless" }, conversationId },
   );
   live.run = { submissionId, taskId };
+  return placed;
 }

@@ -274,7 +274,13 @@ export class Session {
     let value: unknown;
     let prepared: PreparedCommit | null;
     try {
-      value = await request.callback(tx);
+      try {
+        value = await request.callback(tx);
+      } catch (error) {
+        await tx.drain().catch(() => undefined); // the callback's own error is the one to report
+        throw error;
+      }
+      await tx.drain();
       this.throwIfFailed();
       prepared = await tx.seal();
       this.throwIfFailed();

@@ -173,9 +173,38 @@ export class Transaction {
   // ---- guards -------------------------------------------------------------
 
   private use(): void {
-    if (this.revoked)
+    if (this.revoked || this.settled)
       throw new DraftRevoked("the transaction was used after its commit callback settled");
     this.kernel.check();
+  }
+
+  /** Set when the callback settled: no new operation may start, started ones may finish. */
+  private settled = false;
+  /** Operations the callback started; sealing waits for those it did not await. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  /** @internal Registers an operation so `drain` can wait for it (see TRACKED_OPERATIONS). */
+  track<T>(operation: Promise<T>): Promise<T> {
+    this.inFlight.add(operation);
+    const done = (): void => {
+      this.inFlight.delete(operation);
+    };
+    operation.then(done, done);
+    return operation;
+  }
+
+  /**
+   * Called once the callback settled. A write the callback started but did
+   * not await still belongs to this commit: wait for it rather than drop it
+   * silently, and fail the commit with its error if it failed.
+   */
+  async drain(): Promise<void> {
+    this.settled = true;
+    while (this.inFlight.size > 0) {
+      const results = await Promise.allSettled([...this.inFlight]);
+      const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failure) throw failure.reason;
+    }
   }
 
   private beginRead(what: string): void {
@@ -1133,4 +1162,45 @@ function incarnationRecord(
 ): NewDocumentRecord {
   const { createdAt: _c, retiredAt: _r, ...rest } = record;
   return rest;
+}
+
+/**
+ * The asynchronous operations of `Transaction`. Each is wrapped once, here,
+ * so that sealing can wait for the ones a callback forgot to await.
+ */
+const TRACKED_OPERATIONS = [
+  "conversation",
+  "entry",
+  "task",
+  "submission",
+  "submissionByRequest",
+  "latestHead",
+  "scanEntries",
+  "scanTasks",
+  "scanConversations",
+  "scanSubmissions",
+  "createConversation",
+  "forkConversation",
+  "appendEntry",
+  "createTask",
+  "putTask",
+  "createSubmission",
+  "placeSubmission",
+  "settleSubmission",
+  "doc",
+  "retireDoc",
+] as const satisfies readonly (keyof Transaction)[];
+
+for (const name of TRACKED_OPERATIONS) {
+  const operation = Reflect.get(Transaction.prototype, name) as (
+    this: Transaction,
+    ...args: unknown[]
+  ) => Promise<unknown>;
+  Object.defineProperty(Transaction.prototype, name, {
+    configurable: true,
+    writable: true,
+    value: function (this: Transaction, ...args: unknown[]): Promise<unknown> {
+      return this.track(operation.apply(this, args));
+    },
+  });
 }
