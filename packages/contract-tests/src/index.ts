@@ -18,6 +18,10 @@ export {
   type SessionConformanceOptions,
 } from "./session/register.js";
 export type { SessionRule } from "./session/api.js";
-export { registerTaskConformance, taskScenarios, type TaskConformanceOptions } from "./tasks/register.js";
+export {
+  registerTaskConformance,
+  taskScenarios,
+  type TaskConformanceOptions,
+} from "./tasks/register.js";
 export type { TaskRule } from "./tasks/api.js";
 export * from "./harness/index.js";

@@ -5,7 +5,6 @@ import {
   SessionClosed,
   UnknownRecord,
   type ConversationId,
-  type EntryId,
   type Model,
   type ModelEvent,
 } from "../../src/index.js";
@@ -85,7 +84,7 @@ describe("Harness: lifecycle and failures", () => {
       const placeholder = await tx.appendEntry(root.id, { kind: "app.compaction-start" });
       await tx.appendEntry(root.id, {
         kind: "app.summary",
-        head: placeholder.id as EntryId,
+        head: placeholder.id,
         model: [
           { role: "user", content: "summary: asked a long question" },
           { role: "assistant", content: [{ type: "text", text: "first" }], stopReason: "stop" },
