@@ -166,10 +166,6 @@ export class SqliteStorage implements Storage {
       });
       await db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
       await db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-      // Keep the WAL small on disk: checkpoint every ~1 MiB of pages and
-      // truncate the reused WAL back to 1 MiB, instead of SQLite's 4 MiB default.
-      await db.exec("PRAGMA wal_autocheckpoint = 256");
-      await db.exec("PRAGMA journal_size_limit = 1048576");
       return new SqliteStorage(db, location, counters, settings.persistent ?? true);
     } catch (error) {
       await db.close().catch(() => undefined);
