@@ -11,7 +11,8 @@ export type Command =
   | { kind: "tour"; keep: boolean }
   | { kind: "experiment"; backend: BackendName; dir: string | undefined }
   | { kind: "inspect"; path: string }
-  | { kind: "faults"; keep: boolean };
+  | { kind: "faults"; keep: boolean }
+  | { kind: "agent"; keep: boolean };
 
 export const USAGE = `Usage: demo [command] [options]
 
@@ -19,7 +20,7 @@ Runs the same Durably work on every storage backend and shows what each stored.
 
 Commands:
   (none), tour [--keep]        the whole tour in a temporary directory: the experiment on
-                               every backend, what each stored, and the two faults
+                               every backend, what each stored, the two faults, the agent run
   experiment --backend <name> [--dir <path>]
                                the experiment (a conversation, two saves) on one backend;
                                <name> is one of ${BACKEND_NAMES.join(", ")};
@@ -28,6 +29,7 @@ Commands:
                                holding durably.sqlite, main.jsonl or a LevelDB) and print its
                                conversations, entries, documents and tasks
   faults [--keep]              only the fault steps, in a temporary directory
+  agent [--keep]               only the scripted agent run (SQLite, killed mid-tool, resumed)
   help, --help, -h             this text
 
 Options:
@@ -91,7 +93,8 @@ export function parseCommand(argv: readonly string[]): Command {
   }
   switch (first) {
     case "tour":
-    case "faults": {
+    case "faults":
+    case "agent": {
       const options = readOptions(rest, [], ["keep"]);
       noPositional(first, options.positional);
       return { kind: first, keep: options.flags.has("keep") };
@@ -130,7 +133,7 @@ export function parseCommand(argv: readonly string[]): Command {
       throw new CliError(
         first.startsWith("-")
           ? `unknown option ${first}`
-          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, tour or help`,
+          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, agent, tour or help`,
       );
   }
 }

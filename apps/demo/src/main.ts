@@ -2,7 +2,7 @@
 import { CliError, parseCommand, USAGE } from "./cli.js";
 import { experimentCommand, inspectCommand } from "./commands.js";
 import { streamOutput } from "./render/output.js";
-import { FAULTS, runSteps, TOUR } from "./tour/tour.js";
+import { AGENT, FAULTS, runSteps, TOUR } from "./tour/tour.js";
 
 async function main(argv: readonly string[]): Promise<number> {
   const out = streamOutput();
@@ -15,6 +15,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return runSteps(out, TOUR, { keep: command.keep });
     case "faults":
       return runSteps(out, FAULTS, { keep: command.keep });
+    case "agent":
+      return runSteps(out, AGENT, { keep: command.keep });
     case "experiment":
       return experimentCommand(out, command.backend, command.dir);
     case "inspect":

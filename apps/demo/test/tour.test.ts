@@ -13,6 +13,7 @@ describe("npm run demo (the tour)", () => {
       "2. What each backend stored",
       "3. Fault one: a save whose code throws",
       "4. Fault two: a commit cut short",
+      "5. A scripted agent run, killed mid-tool and resumed",
     ]) {
       expect(stdout).toContain(heading);
     }
@@ -29,6 +30,13 @@ describe("npm run demo (the tour)", () => {
       "✓ SQLite: the writer was SIGKILLed inside its transaction, after its writes",
     );
     expect(stdout).toContain("✓ SQLite: reopening shows the two earlier saves intact");
+    expect(stdout).toContain("✓ agent: the child was SIGKILLed while its tool ran");
+    expect(stdout).toContain(
+      "✓ agent after the kill: the submission settled once, done, with the last entry as its answer",
+    );
+    expect(stdout).toContain(
+      '✓ agent after the kill: the transcript is question, tool call, tool result "5", answer',
+    );
     expect(stdout).not.toContain("✗");
     expect(stdout).toMatch(/All \d+ claims checked and held\./);
   });

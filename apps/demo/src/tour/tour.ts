@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Checks } from "../checks.js";
 import { heading } from "../render/heading.js";
 import type { Output } from "../render/output.js";
+import { agentStep } from "./agent-step.js";
 import type { TourContext, TourStep } from "./context.js";
 import { experimentStep } from "./experiment-step.js";
 import { throwingSaveStep, tornMarkerStep } from "./fault-steps.js";
@@ -15,9 +16,12 @@ export const TOUR: readonly TourStep[] = [
   storedStep,
   throwingSaveStep,
   tornMarkerStep,
+  agentStep,
 ];
 /** The fault steps alone (`demo faults`). */
 export const FAULTS: readonly TourStep[] = [throwingSaveStep, tornMarkerStep];
+/** The scripted agent run alone (`demo agent`). */
+export const AGENT: readonly TourStep[] = [agentStep];
 
 /**
  * Runs steps in a fresh temporary directory (removed afterwards unless
