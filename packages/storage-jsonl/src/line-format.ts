@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { crc32 } from "node:zlib";
 import {
   checkBatchShape,
@@ -35,10 +36,17 @@ export function taskFile(id: number): string {
 }
 
 /** `doc-<id>.jsonl` / `task-<id>.jsonl` (and their `.tmp` rewrites) from a directory listing. */
-export function parseSidecarName(name: string): { file: string; temp: boolean } | undefined {
+export function parseSidecarName(
+  name: string,
+): { file: string; temp: boolean; task: boolean; id: number } | undefined {
   const match = /^(doc|task)-([1-9][0-9]*)\.jsonl(\.tmp)?$/.exec(name);
   if (match === null) return undefined;
-  return { file: `${match[1]}-${match[2]}.jsonl`, temp: match[3] !== undefined };
+  return {
+    file: `${match[1]}-${match[2]}.jsonl`,
+    temp: match[3] !== undefined,
+    task: match[1] === "task",
+    id: Number(match[2]),
+  };
 }
 
 /** A write as the commit marker lists it: table writes inline, sidecar content by ordinal. */
@@ -103,9 +111,20 @@ export class LineError extends Error {
 }
 
 const CRC_MEMBER = ',"crc":';
+const CLOSE_BRACE = Buffer.from("}");
 
-/** Parses one complete line (without its `\n`): JSON, then format, then checksum, then shape. */
-function parseLine(text: string, type: "commit" | "record"): Record<string, unknown> {
+/**
+ * Parses one complete line (without its `\n`): JSON, then format, then
+ * checksum, then shape. With `at` (the cursor standing on this line) the
+ * checksum runs over the line's own bytes, with no re-encoding of the text;
+ * the value is the same, since a line is written as the UTF-8 of the text
+ * whose CRC it carries.
+ */
+function parseLine(
+  text: string,
+  type: "commit" | "record",
+  at?: LineCursor,
+): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -123,12 +142,18 @@ function parseLine(text: string, type: "commit" | "record"): Record<string, unkn
       );
     throw new LineError(`no "format" field`);
   }
-  const at = text.lastIndexOf(CRC_MEMBER);
-  const digits = at < 0 ? "" : text.slice(at + CRC_MEMBER.length, -1);
+  const crcAt = text.lastIndexOf(CRC_MEMBER);
+  const digits = crcAt < 0 ? "" : text.slice(crcAt + CRC_MEMBER.length, -1);
   if (!/^[0-9]{1,10}$/.test(digits) || !text.endsWith("}") || line.crc !== Number(digits))
     throw new LineError(`no "crc" checksum as its last field`);
-  if (crc32(`${text.slice(0, at)}}`) !== line.crc)
-    throw new LineError("checksum mismatch: the line was changed or damaged");
+  let crc: number;
+  if (at === undefined) crc = crc32(`${text.slice(0, crcAt)}}`);
+  else {
+    // The text from `crcAt` on is ASCII (checked just above): as many bytes as characters.
+    const end = at.lineEnd - (text.length - crcAt);
+    crc = crc32(CLOSE_BRACE, crc32(at.bytes.subarray(at.start, end)));
+  }
+  if (crc !== line.crc) throw new LineError("checksum mismatch: the line was changed or damaged");
   if (line.type !== type)
     throw new LineError(`type ${JSON.stringify(line.type)} where a ${type} line belongs`);
   if (!isPositiveSafeInteger(line.seq)) throw new LineError(`seq must be a positive integer`);
@@ -136,7 +161,14 @@ function parseLine(text: string, type: "commit" | "record"): Record<string, unkn
 }
 
 function onlyKeys(what: string, value: Record<string, unknown>, keys: readonly string[]): void {
-  for (const key of Object.keys(value))
+  const actual = Object.keys(value);
+  // Fast path: the writer emits the fields in this order, so a sound line matches them one for one.
+  if (actual.length === keys.length) {
+    let same = true;
+    for (let i = 0; i < keys.length && same; i++) same = actual[i] === keys[i];
+    if (same) return;
+  }
+  for (const key of actual)
     if (!keys.includes(key))
       throw new LineError(`${what}: unexpected field ${JSON.stringify(key)}`);
   for (const key of keys)
@@ -215,27 +247,41 @@ function checkMarkerWrite(raw: unknown, index: number): MarkerWrite {
   return write;
 }
 
-export function decodeMarker(text: string): Marker {
-  const line = parseLine(text, "commit");
-  onlyKeys(
-    "commit marker",
-    line,
-    "ids" in line
-      ? ["format", "type", "seq", "writes", "ids", "crc"]
-      : ["format", "type", "seq", "writes", "crc"],
-  );
+/** Decodes a marker line; pass the cursor standing on it to checksum its bytes directly. */
+export function decodeMarker(text: string, at?: LineCursor): Marker {
+  const line = parseLine(text, "commit", at);
+  const hasIds = "ids" in line;
+  onlyKeys("commit marker", line, hasIds ? MARKER_KEYS_WITH_IDS : MARKER_KEYS);
   if (!Array.isArray(line.writes)) throw new LineError(`"writes" must be an array`);
-  if ("ids" in line && !isPositiveSafeInteger(line.ids))
+  if (hasIds && !isPositiveSafeInteger(line.ids))
     throw new LineError(`"ids" must be a positive integer`);
-  const writes = line.writes.map((w, i) => checkMarkerWrite(w, i));
-  const ordinals = new Set<number>();
-  for (const w of writes)
+  // Checked in place: the parsed array becomes the marker's (it is parsed once, copied never).
+  const writes = line.writes as MarkerWrite[];
+  let ascending = true;
+  let previous = -1;
+  for (let i = 0; i < writes.length; i++) {
+    const w = checkMarkerWrite(writes[i], i);
     if ("ordinal" in w) {
-      if (ordinals.has(w.ordinal)) throw new LineError(`ordinal ${w.ordinal} is listed twice`);
-      ordinals.add(w.ordinal);
+      if (w.ordinal <= previous) ascending = false;
+      previous = w.ordinal;
     }
-  return { seq: line.seq as number, writes, ...("ids" in line ? { ids: line.ids as number } : {}) };
+  }
+  // The writer numbers ordinals upwards; only other orders need the duplicate search.
+  if (!ascending) {
+    const ordinals = new Set<number>();
+    for (const w of writes)
+      if ("ordinal" in w) {
+        if (ordinals.has(w.ordinal)) throw new LineError(`ordinal ${w.ordinal} is listed twice`);
+        ordinals.add(w.ordinal);
+      }
+  }
+  return hasIds
+    ? { seq: line.seq as number, writes, ids: line.ids as number }
+    : { seq: line.seq as number, writes };
 }
+
+const MARKER_KEYS = ["format", "type", "seq", "writes", "crc"] as const;
+const MARKER_KEYS_WITH_IDS = ["format", "type", "seq", "writes", "ids", "crc"] as const;
 
 function checkContent(value: unknown): DocumentContent {
   const c = value as Record<string, unknown> | null;
@@ -248,8 +294,9 @@ function checkContent(value: unknown): DocumentContent {
   return c as unknown as DocumentContent;
 }
 
-export function decodeRecord(text: string): SidecarRecord {
-  const line = parseLine(text, "record");
+/** Decodes a sidecar record line; `at` as for `decodeMarker`. */
+export function decodeRecord(text: string, at?: LineCursor): SidecarRecord {
+  const line = parseLine(text, "record", at);
   onlyKeys("record", line, ["format", "type", "seq", "ordinal", "payload", "crc"]);
   if (!isOrdinal(line.ordinal)) throw new LineError("bad ordinal");
   const p = line.payload as Record<string, unknown> | null;
@@ -266,6 +313,75 @@ export function decodeRecord(text: string): SidecarRecord {
       throw new LineError("payload id differs from the task's id");
   } else throw new LineError(`payload has unknown type ${JSON.stringify(p.type)}`);
   return { seq: line.seq as number, ordinal: line.ordinal, payload: p as unknown as RecordPayload };
+}
+
+/**
+ * Walks the complete lines of one file's bytes without copying them: call
+ * `next()` until it returns false, reading `text()`, `line`, `offset` and
+ * `length` in between. A file that is all ASCII (the common case: most
+ * content is ASCII) is decoded to one string once
+ * and each line is a slice of it; otherwise each line is decoded on its own.
+ * After the last `next()`, `end` is where an unterminated tail starts
+ * (`bytes.length` when the file ends with `\n`).
+ */
+export class LineCursor {
+  readonly bytes: Buffer;
+  private readonly ascii: string | undefined;
+  /** Byte offset (in `bytes`) of the current line. */
+  start = 0;
+  /** 1-based number of the current line (0 before the first `next()`). */
+  line: number;
+  private nl = -1;
+
+  constructor(
+    bytes: Uint8Array,
+    private readonly baseOffset = 0,
+    baseLine = 1,
+  ) {
+    this.bytes = Buffer.isBuffer(bytes)
+      ? bytes
+      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.ascii = isAscii(this.bytes) ? this.bytes.toString("latin1") : undefined;
+    this.line = baseLine - 1;
+  }
+
+  /** Moves to the next complete line; false when none is left. */
+  next(): boolean {
+    const from = this.nl + 1;
+    const nl = this.bytes.indexOf(10, from);
+    if (nl < 0) return false;
+    this.start = from;
+    this.nl = nl;
+    this.line++;
+    return true;
+  }
+
+  /** The current line's text, without its `\n`. */
+  text(): string {
+    return this.ascii !== undefined
+      ? this.ascii.slice(this.start, this.nl)
+      : this.bytes.toString("utf8", this.start, this.nl);
+  }
+
+  /** Offset in `bytes` of the current line's `\n`. */
+  get lineEnd(): number {
+    return this.nl;
+  }
+
+  /** File offset of the current line. */
+  get offset(): number {
+    return this.baseOffset + this.start;
+  }
+
+  /** Bytes of the current line, its `\n` included. */
+  get length(): number {
+    return this.nl + 1 - this.start;
+  }
+
+  /** File offset just past the last complete line seen. */
+  get end(): number {
+    return this.baseOffset + this.nl + 1;
+  }
 }
 
 /** One complete line of a file: its text (no `\n`), 1-based number and byte range. */
@@ -285,21 +401,14 @@ export function splitLines(
   baseOffset = 0,
   baseLine = 1,
 ): { lines: RawLine[]; end: number } {
-  const decoder = new TextDecoder("utf-8", { fatal: false });
+  const cursor = new LineCursor(bytes, baseOffset, baseLine);
   const lines: RawLine[] = [];
-  let start = 0;
-  let line = baseLine;
-  for (;;) {
-    const nl = bytes.indexOf(10, start);
-    if (nl < 0) break;
+  while (cursor.next())
     lines.push({
-      text: decoder.decode(bytes.subarray(start, nl)),
-      line,
-      offset: baseOffset + start,
-      length: nl + 1 - start,
+      text: cursor.text(),
+      line: cursor.line,
+      offset: cursor.offset,
+      length: cursor.length,
     });
-    start = nl + 1;
-    line++;
-  }
-  return { lines, end: baseOffset + start };
+  return { lines, end: cursor.end };
 }

@@ -13,12 +13,11 @@ import {
   decodeRecord,
   documentFile,
   LineError,
+  LineCursor,
   MAIN_FILE,
   parseSidecarName,
-  splitLines,
   taskFile,
   type Marker,
-  type RawLine,
   type RecordPayload,
 } from "./line-format.js";
 import { CallOverlay, PLACEHOLDER_CONTENT, prepareBatch } from "./prepare-batch.js";
@@ -35,21 +34,32 @@ export interface RecoveryReport {
   removed: string[];
 }
 
+/** One sidecar record a marker confirms, and (once its file is read) what the file holds for it. */
 interface Ref {
   seq: number;
   ordinal: number;
   /** Line of main.jsonl confirming the record. */
   markerLine: number;
+  /** The record found in the file; undefined when reclaimed, or when the file is not read. */
+  payload?: RecordPayload;
+  placement?: Placement;
 }
 
-interface FoundRecord {
-  payload: RecordPayload;
-  placement: Placement;
+/** A sidecar file that markers reference, with its refs in marker order. */
+interface Sidecar {
+  file: string;
+  isTask: boolean;
+  ownerId: number;
+  refs: Ref[];
+  /** How many refs the replay (step 4) has consumed. */
+  replayed: number;
 }
 
-interface ParsedMarker extends Marker {
-  line: number;
-}
+/** Sidecars are keyed by owner id (ids are unique across kinds), negated for tasks. */
+const sidecarKey = (isTask: boolean, id: number) => (isTask ? -id : id);
+
+/** Sidecar files read ahead of the one being matched, so file reads overlap the parsing. */
+const READ_AHEAD = 16;
 
 function corrupted(file: string, line: number, message: string, cause?: unknown): StorageCorrupted {
   return new StorageCorrupted(
@@ -59,16 +69,16 @@ function corrupted(file: string, line: number, message: string, cause?: unknown)
   );
 }
 
-function lineProblem(file: string, raw: RawLine, error: unknown): StorageCorrupted {
+function lineProblem(file: string, line: number, error: unknown): StorageCorrupted {
   if (!(error instanceof LineError)) throw error;
   const cause =
     error.unknownFormat !== undefined
-      ? new StorageVersionError(`${file} line ${raw.line} is format ${error.unknownFormat}`)
+      ? new StorageVersionError(`${file} line ${line} is format ${error.unknownFormat}`)
       : error;
-  return corrupted(file, raw.line, error.message, cause);
+  return corrupted(file, line, error.message, cause);
 }
 
-const key = (seq: number, ordinal: number) => `${seq}:${ordinal}`;
+const noCopies = () => Promise.resolve(undefined);
 
 /**
  * Rebuilds the index from the directory (DESIGN 4.3, recovery): cuts a torn
@@ -76,6 +86,10 @@ const key = (seq: number, ordinal: number) => `${seq}:${ordinal}`;
  * marker, cuts unconfirmed sidecar tails and removes files no marker
  * confirms. Confirmed data that is missing, or any complete line that does
  * not verify, fails with `StorageCorrupted` naming the file and line.
+ *
+ * Cost is proportional to the bytes read: every line is decoded and parsed
+ * once, straight from the file's buffer; records are matched to their
+ * markers by position, not through maps of string keys.
  */
 export async function recover(
   fs: FileSystem,
@@ -84,33 +98,65 @@ export async function recover(
 ): Promise<{ state: JsonlState; report: RecoveryReport }> {
   const path = (file: string) => `${directory}/${file}`;
   const report: RecoveryReport = { commits: 0, tornMarkerBytes: 0, truncated: [], removed: [] };
-  const mainBytes = await fs.read(path(MAIN_FILE));
-  const names = await fs.list(directory);
+  const [mainBytes, names] = await Promise.all([fs.read(path(MAIN_FILE)), fs.list(directory)]);
 
-  // 1. The markers.
-  const markers: ParsedMarker[] = [];
+  // 1. The markers, and (2.) which sidecar records they confirm and which files only hold superseded data.
+  const markers: Marker[] = [];
+  const markerLines: number[] = [];
+  const sidecars = new Map<number, Sidecar>();
+  const rewindable = new Map<number, boolean>();
+  const retired = new Set<number>();
+  const taskFinal = new Map<number, boolean>();
+  const confirm = (isTask: boolean, id: number, ref: Ref) => {
+    const key = sidecarKey(isTask, id);
+    let sidecar = sidecars.get(key);
+    if (sidecar === undefined) {
+      const file = isTask ? taskFile(id) : documentFile(id);
+      sidecars.set(key, (sidecar = { file, isTask, ownerId: id, refs: [], replayed: 0 }));
+    }
+    sidecar.refs.push(ref);
+  };
   let mainEnd = 0;
   if (mainBytes !== undefined) {
-    const { lines, end } = splitLines(mainBytes);
-    mainEnd = end;
-    report.tornMarkerBytes = mainBytes.length - end;
+    const lines = new LineCursor(mainBytes);
     let previous = 0;
-    for (const raw of lines) {
+    while (lines.next()) {
       let marker: Marker;
       try {
-        marker = decodeMarker(raw.text);
+        marker = decodeMarker(lines.text(), lines);
       } catch (error) {
-        throw lineProblem(MAIN_FILE, raw, error);
+        throw lineProblem(MAIN_FILE, lines.line, error);
       }
       if (marker.seq <= previous)
         throw corrupted(
           MAIN_FILE,
-          raw.line,
+          lines.line,
           `marker seq ${marker.seq} is not above seq ${previous}`,
         );
       previous = marker.seq;
-      markers.push({ ...marker, line: raw.line });
+      markers.push(marker);
+      markerLines.push(lines.line);
+      const seq = marker.seq;
+      const markerLine = lines.line;
+      for (const write of marker.writes) {
+        if (write.type === "document.create" || write.type === "document.copy") {
+          const r = write.record;
+          rewindable.set(r.id, r.scope.kind === "conversation" && r.history === "rewindable");
+          confirm(false, r.id, { seq, ordinal: write.ordinal, markerLine });
+        } else if (write.type === "document.change")
+          confirm(false, write.id, { seq, ordinal: write.ordinal, markerLine });
+        else if (write.type === "document.retire") retired.add(write.id);
+        else if (write.type === "task") {
+          if ("value" in write) taskFinal.set(write.value.id, true);
+          else {
+            taskFinal.set(write.id, false);
+            confirm(true, write.id, { seq, ordinal: write.ordinal, markerLine });
+          }
+        }
+      }
     }
+    mainEnd = lines.end;
+    report.tornMarkerBytes = mainBytes.length - mainEnd;
   } else {
     const stray = names.find((name) => parseSidecarName(name) !== undefined);
     if (stray !== undefined)
@@ -123,50 +169,34 @@ export async function recover(
   }
   report.commits = markers.length;
   const lastSeq = markers[markers.length - 1]?.seq ?? 0;
-
-  // 2. Which sidecar records the markers confirm, and which files only hold superseded data.
-  const refs = new Map<string, Ref[]>();
-  const rewindable = new Map<number, boolean>();
-  const retired = new Set<number>();
-  const taskFinal = new Map<number, boolean>();
-  for (const marker of markers) {
-    for (const write of marker.writes) {
-      let file: string | undefined;
-      if (write.type === "document.create" || write.type === "document.copy") {
-        const r = write.record;
-        rewindable.set(r.id, r.scope.kind === "conversation" && r.history === "rewindable");
-        file = documentFile(r.id);
-      } else if (write.type === "document.change") file = documentFile(write.id);
-      else if (write.type === "document.retire") retired.add(write.id);
-      else if (write.type === "task") {
-        const id = "value" in write ? write.value.id : write.id;
-        taskFinal.set(id, "value" in write);
-        if (!("value" in write)) file = taskFile(id);
-      }
-      if (file !== undefined && "ordinal" in write) {
-        let list = refs.get(file);
-        if (list === undefined) refs.set(file, (list = []));
-        list.push({ seq: marker.seq, ordinal: write.ordinal, markerLine: marker.line });
-      }
-    }
-  }
   const obsolete = new Set<string>();
   for (const [id, rewinds] of rewindable)
     if (!rewinds && retired.has(id)) obsolete.add(documentFile(id));
   for (const [id, final] of taskFinal) if (final) obsolete.add(taskFile(id));
 
-  // 3. Read every sidecar that still matters and match its records to the refs.
-  const records = new Map<string, Map<string, FoundRecord>>();
+  // 3. Read every sidecar that still matters (a few ahead, in parallel) and match its records to the refs.
   const truncations: { file: string; size: number; bytes: number }[] = [];
   const extents = new Map<string, { size: number; lines: number }>();
-  for (const [file, list] of refs) {
-    if (obsolete.has(file)) continue;
-    const found = await readSidecar(fs, path(file), file, list, lastSeq, rewindable);
-    records.set(file, found.records);
-    extents.set(file, { size: found.confirmedEnd, lines: found.records.size });
+  const toRead = [...sidecars.values()].filter((sidecar) => !obsolete.has(sidecar.file));
+  const reads: (Promise<Uint8Array | undefined> | undefined)[] = [];
+  const readAhead = (upTo: number) => {
+    for (let i = reads.length; i < Math.min(upTo, toRead.length); i++) {
+      const read = fs.read(path((toRead[i] as Sidecar).file));
+      // Handled here so a read left in flight by an earlier failure is not an unhandled rejection.
+      read.catch(() => undefined);
+      reads.push(read);
+    }
+  };
+  for (let i = 0; i < toRead.length; i++) {
+    readAhead(i + 1 + READ_AHEAD);
+    const sidecar = toRead[i] as Sidecar;
+    const bytes = await (reads[i] as Promise<Uint8Array | undefined>);
+    reads[i] = undefined; // the buffer goes once matched
+    const found = matchSidecar(bytes ?? new Uint8Array(0), sidecar, lastSeq, rewindable);
+    extents.set(sidecar.file, { size: found.confirmedEnd, lines: found.count });
     if (found.fileSize > found.confirmedEnd)
       truncations.push({
-        file,
+        file: sidecar.file,
         size: found.confirmedEnd,
         bytes: found.fileSize - found.confirmedEnd,
       });
@@ -174,43 +204,36 @@ export async function recover(
 
   // 4. Replay the markers through the same checks a commit runs.
   const state = new JsonlState();
-  for (const marker of markers) {
+  const overlay = new CallOverlay();
+  for (let m = 0; m < markers.length; m++) {
+    const marker = markers[m] as Marker;
     const writes: StorageWrite[] = [];
     const placements: (Placement | undefined)[] = [];
-    const reclaimed = new Set<number>();
-    const copies = new Map<number, BaseContent | undefined>();
+    let reclaimed: Set<number> | undefined;
+    let copies: Map<number, BaseContent | undefined> | undefined;
     for (const write of marker.writes) {
       const index = writes.length;
-      const sidecar = (file: string, ordinal: number) =>
-        records.get(file)?.get(key(marker.seq, ordinal));
-      const content = (file: string, ordinal: number): DocumentContent | undefined => {
-        const found = sidecar(file, ordinal);
-        if (found === undefined) return undefined;
-        if (found.payload.type !== "document")
-          throw corrupted(file, found.placement.line, "a task record in a document file");
-        placements[index] = found.placement;
-        return found.payload.content;
-      };
       switch (write.type) {
         case "task": {
           if ("value" in write) writes.push(write);
           else {
-            const found = sidecar(taskFile(write.id), write.ordinal);
-            if (found === undefined) continue; // superseded by a later replacement
-            if (found.payload.type !== "task")
+            const ref = replayRef(sidecars, true, write.id, marker.seq, write.ordinal);
+            if (ref.payload === undefined) continue; // superseded by a later replacement
+            if (ref.payload.type !== "task")
               throw corrupted(
                 taskFile(write.id),
-                found.placement.line,
+                ref.placement?.line ?? 0,
                 "a document record in a task file",
               );
-            writes.push({ type: "task", value: found.payload.value });
+            writes.push({ type: "task", value: ref.payload.value });
           }
           break;
         }
         case "document.create":
         case "document.copy": {
           const file = documentFile(write.record.id);
-          const base = content(file, write.ordinal);
+          const ref = replayRef(sidecars, false, write.record.id, marker.seq, write.ordinal);
+          const base = documentContent(file, ref, placements, index);
           if (base !== undefined && base.kind !== "base")
             throw corrupted(
               file,
@@ -218,14 +241,14 @@ export async function recover(
               `document ${write.record.id} starts with a delta, not a base`,
             );
           if (write.type === "document.create") {
-            if (base === undefined) reclaimed.add(index);
+            if (base === undefined) (reclaimed ??= new Set()).add(index);
             writes.push({
               type: "document.create",
               record: write.record,
               content: base ?? PLACEHOLDER_CONTENT,
             });
           } else {
-            copies.set(index, base);
+            (copies ??= new Map()).set(index, base);
             writes.push({
               type: "document.copy",
               record: write.record,
@@ -235,8 +258,9 @@ export async function recover(
           break;
         }
         case "document.change": {
-          const found = content(documentFile(write.id), write.ordinal);
-          if (found === undefined) reclaimed.add(index);
+          const ref = replayRef(sidecars, false, write.id, marker.seq, write.ordinal);
+          const found = documentContent(documentFile(write.id), ref, placements, index);
+          if (found === undefined) (reclaimed ??= new Set()).add(index);
           writes.push({
             type: "document.change",
             id: write.id as never,
@@ -248,22 +272,24 @@ export async function recover(
           writes.push(write as StorageWrite);
       }
     }
-    const prepared = await prepareBatch(
-      state,
-      new CallOverlay(),
-      writes,
-      marker.seq,
-      (index) => Promise.resolve(copies.get(index)),
-      reclaimed,
-    );
+    const resolveCopy =
+      copies === undefined
+        ? noCopies
+        : (index: number) => Promise.resolve((copies as Map<number, BaseContent>).get(index));
+    const prepared = await prepareBatch(state, overlay, writes, marker.seq, resolveCopy, reclaimed);
     if ("problem" in prepared)
       throw corrupted(
         MAIN_FILE,
-        marker.line,
+        markerLines[m] as number,
         `commit seq ${marker.seq} cannot be applied: ${prepared.problem.message}`,
       );
     applyBatch(state, prepared.batch, placements);
     if (marker.ids !== undefined && marker.ids > state.highWater) state.highWater = marker.ids;
+    // One overlay serves every marker: each is applied before the next is checked.
+    if (overlay.conversations.size > 0) overlay.conversations.clear();
+    if (overlay.entries.size > 0) overlay.entries.clear();
+    if (overlay.documents.size > 0) overlay.documents.clear();
+    if (overlay.addresses.size > 0) overlay.addresses.clear();
   }
   for (const doc of state.documents.values())
     if (doc.record.retiredAt === undefined && doc.current === undefined)
@@ -277,53 +303,93 @@ export async function recover(
   state.persistedHighWater = state.highWater;
 
   // 5. Repairs. Markers first: with fsync the markers authorising a removal are made durable before it.
+  const removals = names.filter((name) => {
+    const sidecar = parseSidecarName(name);
+    if (sidecar === undefined) return false;
+    // The name check keeps an id beyond 2^53 (which Number rounds) from matching a real one.
+    const confirmed = sidecars.get(sidecarKey(sidecar.task, sidecar.id))?.file === sidecar.file;
+    return sidecar.temp || !confirmed || obsolete.has(sidecar.file);
+  });
+  const repairs = report.tornMarkerBytes > 0 || truncations.length > 0 || removals.length > 0;
   if (mainBytes === undefined) {
     const created = await fs.openAppend(path(MAIN_FILE));
     await created.close();
   } else if (report.tornMarkerBytes > 0) await fs.truncate(path(MAIN_FILE), mainEnd);
-  if (fsync) await fs.flush(path(MAIN_FILE));
+  // Nothing to order when nothing is repaired: later commits flush main.jsonl (whole) themselves.
+  if (fsync && (repairs || mainBytes === undefined)) await fs.flush(path(MAIN_FILE));
   for (const cut of truncations) {
     await fs.truncate(path(cut.file), cut.size);
     if (fsync) await fs.flush(path(cut.file));
     report.truncated.push({ file: cut.file, bytes: cut.bytes });
   }
-  for (const name of names) {
-    const sidecar = parseSidecarName(name);
-    if (sidecar === undefined) continue;
-    if (sidecar.temp || !refs.has(sidecar.file) || obsolete.has(sidecar.file)) {
-      await fs.remove(path(name));
-      report.removed.push(name);
-    }
+  for (const name of removals) {
+    await fs.remove(path(name));
+    report.removed.push(name);
   }
-  if (fsync && (report.removed.length > 0 || mainBytes === undefined)) await fs.flush(directory);
+  if (fsync && (removals.length > 0 || mainBytes === undefined)) await fs.flush(directory);
+  const present = new Set(names);
   for (const [file, extent] of extents)
-    if (extent.size > 0 || names.includes(file)) state.files.set(file, extent);
+    if (extent.size > 0 || present.has(file)) state.files.set(file, extent);
   return { state, report };
 }
 
-/**
- * Reads one sidecar and matches its records, in order, to the refs confirming
- * them. The file must hold a contiguous run of the refs ending at the last
- * one; only a current-only document (from a base on) or a task may have
- * lost the refs before the run to reclamation. What follows the run is an
- * unconfirmed tail (seq above every marker) to cut.
- */
-async function readSidecar(
-  fs: FileSystem,
-  fullPath: string,
+/** The next ref of a sidecar in replay order: the same order step 2 recorded them in. */
+function replayRef(
+  sidecars: ReadonlyMap<number, Sidecar>,
+  isTask: boolean,
+  id: number,
+  seq: number,
+  ordinal: number,
+): Ref {
+  const sidecar = sidecars.get(sidecarKey(isTask, id));
+  const ref = sidecar?.refs[sidecar.replayed++];
+  if (ref === undefined || ref.seq !== seq || ref.ordinal !== ordinal)
+    throw new Error(`recovery: replay of seq ${seq} lost its place in ${sidecar?.file ?? id}`);
+  return ref;
+}
+
+/** The document content a ref found (recording where it sits), or undefined when reclaimed. */
+function documentContent(
   file: string,
-  refs: readonly Ref[],
+  ref: Ref,
+  placements: (Placement | undefined)[],
+  index: number,
+): DocumentContent | undefined {
+  const payload = ref.payload;
+  if (payload === undefined) return undefined;
+  if (payload.type !== "document")
+    throw corrupted(file, ref.placement?.line ?? 0, "a task record in a document file");
+  placements[index] = ref.placement;
+  return payload.content;
+}
+
+/** Index of the ref `(seq, ordinal)` names, or -1. */
+function findRef(refs: readonly Ref[], seq: number, ordinal: number): number {
+  for (let i = 0; i < refs.length; i++) {
+    const ref = refs[i] as Ref;
+    if (ref.seq === seq && ref.ordinal === ordinal) return i;
+  }
+  return -1;
+}
+
+/**
+ * Matches one sidecar's records, in order, to the refs confirming them
+ * (storing each found record on its ref). The file must hold a contiguous
+ * run of the refs ending at the last one; only a current-only document
+ * (from a base on) or a task may have lost the refs before the run to
+ * reclamation. What follows the run is an unconfirmed tail (seq above
+ * every marker) to cut.
+ */
+function matchSidecar(
+  bytes: Uint8Array,
+  sidecar: Sidecar,
   lastSeq: number,
   rewindable: ReadonlyMap<number, boolean>,
-): Promise<{ records: Map<string, FoundRecord>; confirmedEnd: number; fileSize: number }> {
-  const bytes = await fs.read(fullPath);
-  const { lines } = splitLines(bytes ?? new Uint8Array(0));
-  const index = new Map<string, number>();
-  refs.forEach((ref, i) => index.set(key(ref.seq, ref.ordinal), i));
-  const records = new Map<string, FoundRecord>();
-  const isTask = file.startsWith("task-");
-  const ownerId = Number(/-([0-9]+)\.jsonl$/.exec(file)?.[1]);
+): { count: number; confirmedEnd: number; fileSize: number } {
+  const { file, refs, isTask, ownerId } = sidecar;
+  const lines = new LineCursor(bytes);
   let next = -1; // index of the ref the next record must match; -1 before the first
+  let count = 0;
   let confirmedEnd = 0;
   const missing = (ref: Ref, line: number) =>
     corrupted(
@@ -331,25 +397,35 @@ async function readSidecar(
       line,
       `record (seq ${ref.seq}, ordinal ${ref.ordinal}) confirmed by ${MAIN_FILE} line ${ref.markerLine} is missing`,
     );
-  for (const raw of lines) {
+  while (lines.next()) {
+    const text = lines.text();
     let record;
     try {
-      record = decodeRecord(raw.text);
+      record = decodeRecord(text, lines);
     } catch (error) {
       // A complete line inside the unconfirmed tail may be anything a crash left; it is cut.
       if (
         next >= refs.length ||
-        (next >= 0 && error instanceof LineError && lineSeq(raw.text) > lastSeq)
+        (next >= 0 && error instanceof LineError && lineSeq(text) > lastSeq)
       )
         break;
-      throw lineProblem(file, raw, error);
+      throw lineProblem(file, lines.line, error);
     }
-    const at = index.get(key(record.seq, record.ordinal));
-    if (next >= refs.length || at === undefined) {
+    // Records normally follow their refs one for one: look further only when one does not.
+    const expected = next >= 0 ? refs[next] : refs[0];
+    const at =
+      next >= refs.length
+        ? -1
+        : expected !== undefined &&
+            expected.seq === record.seq &&
+            expected.ordinal === record.ordinal
+          ? Math.max(next, 0)
+          : findRef(refs, record.seq, record.ordinal);
+    if (at < 0) {
       if (record.seq <= lastSeq)
         throw corrupted(
           file,
-          raw.line,
+          lines.line,
           `record (seq ${record.seq}, ordinal ${record.ordinal}) is not confirmed by any marker in ${MAIN_FILE}`,
         );
       break; // the unconfirmed tail starts here
@@ -358,29 +434,29 @@ async function readSidecar(
       const firstIsBase =
         record.payload.type === "document" && record.payload.content.kind === "base";
       const reclaimable = isTask || (rewindable.get(ownerId) === false && firstIsBase);
-      if (at > 0 && !reclaimable) throw missing(refs[0] as Ref, raw.line);
+      if (at > 0 && !reclaimable) throw missing(refs[0] as Ref, lines.line);
       next = at;
     }
-    if (at !== next) throw missing(refs[next] as Ref, raw.line);
+    if (at !== next) throw missing(refs[next] as Ref, lines.line);
     const payloadId = record.payload.type === "task" ? record.payload.value.id : record.payload.id;
     if ((record.payload.type === "task") !== isTask || payloadId !== ownerId)
       throw corrupted(
         file,
-        raw.line,
+        lines.line,
         `a record of ${record.payload.type} ${payloadId} does not belong in ${file}`,
       );
-    records.set(key(record.seq, record.ordinal), {
-      payload: record.payload,
-      placement: { offset: raw.offset, length: raw.length, line: raw.line },
-    });
-    confirmedEnd = raw.offset + raw.length;
+    const ref = refs[at] as Ref;
+    ref.payload = record.payload;
+    ref.placement = { offset: lines.offset, length: lines.length, line: lines.line };
+    confirmedEnd = lines.offset + lines.length;
+    count++;
     next++;
   }
   if (next < refs.length) {
     const ref = refs[Math.max(next, 0)] as Ref;
-    throw missing(ref, records.size + 1);
+    throw missing(ref, count + 1);
   }
-  return { records, confirmedEnd, fileSize: bytes?.length ?? 0 };
+  return { count, confirmedEnd, fileSize: bytes.length };
 }
 
 /** The seq a damaged line claims, when it still shows one (to tell a torn tail from a damaged record). */

@@ -133,6 +133,30 @@ describe("recovery > corruption fails open naming file and line", () => {
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 2 });
   });
 
+  it("lines with non-ASCII text verify byte for byte: they reopen intact, and a changed byte is caught", async () => {
+    const storage = await openJsonlStorage(dir.path);
+    await commitAll(storage, [w.conversation(1), w.createDoc(4, 1, { text: "" }, "rewindable")]);
+    await commitAll(storage, [w.entry(5, 1, "héllo wörld ✓ 𝄞"), w.setText(4, "ünïcode ✓")]);
+    await commitAll(storage, [w.entry(6, 1, "plain"), w.setText(4, "plain")]);
+    await storage.close();
+    const reopened = await openJsonlStorage(dir.path);
+    expect((await reopened.entry(5 as EntryId))?.entry.data).toBe("héllo wörld ✓ 𝄞");
+    expect((await reopened.document(4 as DocumentId, 2 as Seq))?.value).toEqual({
+      text: "ünïcode ✓",
+    });
+    await reopened.close();
+    // One character for another of the same UTF-8 length: the lines keep their byte offsets.
+    rewrite("doc-4.jsonl", (l) => l.map((line, i) => (i === 1 ? line.replace("ü", "ö") : line)));
+    let error = await openFails();
+    expect(error.location).toEqual({ file: "doc-4.jsonl", line: 2 });
+    expect(error.message).toMatch(/checksum mismatch/);
+    rewrite("doc-4.jsonl", (l) => l.map((line, i) => (i === 1 ? line.replace("ö", "ü") : line)));
+    rewrite("main.jsonl", (l) => l.map((line, i) => (i === 1 ? line.replace("✓", "✗") : line)));
+    error = await openFails();
+    expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
+    expect(error.message).toMatch(/checksum mismatch/);
+  });
+
   it("a flipped byte in the final, complete marker is corruption, not a torn write", async () => {
     await twoSaves();
     rewrite("main.jsonl", (l) =>
