@@ -12,3 +12,4 @@ export * from "./storage/batch-checks.js";
 export * from "./session/index.js";
 export * from "./harness/index.js";
 export * from "./tasks/index.js";
+export * from "./storage/sorted-ids.js";

@@ -8,7 +8,7 @@ import {
   type RevisionRef,
 } from "./jsonl-state.js";
 import type { PreparedBatch } from "./prepare-batch.js";
-import { insertId, removeId } from "./sorted-ids.js";
+import { insertId, removeId } from "@durably/core";
 import { scopeKey } from "@durably/core";
 
 /** Where a write's sidecar record sits (for document content). */

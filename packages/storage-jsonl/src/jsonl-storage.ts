@@ -66,7 +66,7 @@ import { CallOverlay, prepareBatch, type Current, type PreparedBatch } from "./p
 import { removeSidecar, rewriteDocument, worthRewriting, type ReclaimContext } from "./reclaim.js";
 import { recover, type RecoveryReport } from "./recovery.js";
 import { SerialQueue } from "./serial-queue.js";
-import { walkRange } from "./sorted-ids.js";
+import { walkRange } from "@durably/core";
 
 export interface JsonlStorageOptions {
   /**

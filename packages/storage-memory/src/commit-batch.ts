@@ -19,7 +19,7 @@ import {
 } from "@durably/core";
 import { addressKey, isCurrentOnly, isLive, readAt, type DocumentState } from "./documents.js";
 import { requestKey, type MemoryState } from "./memory-state.js";
-import { insertId, removeId } from "./sorted-ids.js";
+import { insertId, removeId } from "@durably/core";
 
 type Current = { version: number; value: Json };
 

@@ -45,7 +45,7 @@ import { addressKey, isLive, readAt } from "./documents.js";
 import { MemoryState, requestKey } from "./memory-state.js";
 import { collectPage, idCursor, rangeAfter } from "./pages.js";
 import { idField, oneOfField } from "./query-fields.js";
-import { walkRange } from "./sorted-ids.js";
+import { walkRange } from "@durably/core";
 
 const TASK_STATUSES = ["pending", "running", "waiting", "completing", "terminal"] as const;
 const SUBMISSION_STATUSES = ["queued", "placed", "done", "unanswered"] as const;

@@ -1,4 +1,4 @@
-import { insertId, removeId } from "./sorted-ids.js";
+import { insertId, removeId } from "@durably/core";
 
 const EMPTY: readonly number[] = Object.freeze([]);
 
