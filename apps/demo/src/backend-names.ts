@@ -1,4 +1,4 @@
-export const BACKEND_NAMES = ["memory", "sqlite", "jsonl", "store"] as const;
+export const BACKEND_NAMES = ["memory", "sqlite", "jsonl", "store", "postgres"] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 export function isBackendName(value: string): value is BackendName {

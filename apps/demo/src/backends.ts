@@ -3,11 +3,22 @@ import { join } from "node:path";
 import type { Storage } from "@durably/core";
 import { openJsonlStorage } from "@durably/storage-jsonl";
 import { MemoryStorage } from "@durably/storage-memory";
+import { openPostgresStorage } from "@durably/storage-postgres";
 import { openSqliteStorage } from "@durably/storage-sqlite";
 import { StoreStorage, levelStore } from "@durably/storage-store";
 import { ClassicLevel } from "classic-level";
 import type { BackendName } from "./backend-names.js";
 import { SQLITE_FILE } from "./detect.js";
+import {
+  failureReason,
+  PG_SCHEMA,
+  PG_URL_VAR,
+  pgSession,
+  pgUrl,
+  PostgresUnavailable,
+  redactPgUrl,
+  requirePgUrl,
+} from "./postgres-config.js";
 
 export interface Backend {
   readonly name: BackendName;
@@ -15,7 +26,7 @@ export interface Backend {
   readonly title: string;
   /** Data survives close and reopen (false for memory). */
   readonly persistent: boolean;
-  /** Where in `dir` the data lives: the SQLite file, or the directory itself. */
+  /** Where in `dir` the data lives: the SQLite file, the directory itself, or the server and session. */
   location(dir: string): string;
   /** Opens (creating if needed) the storage kept in `dir`. */
   open(dir: string): Promise<Storage>;
@@ -63,11 +74,47 @@ export const BACKENDS: Readonly<Record<BackendName, Backend>> = {
       return StoreStorage.open(levelStore(classicLevel(dir)));
     },
   },
+  postgres: {
+    name: "postgres",
+    title: "PostgreSQL",
+    persistent: true,
+    location(dir) {
+      const url = pgUrl();
+      const server = url === undefined ? `(${PG_URL_VAR} not set)` : redactPgUrl(url);
+      return `${server}, schema ${PG_SCHEMA}, session_key ${JSON.stringify(pgSession(dir))}`;
+    },
+    async open(dir) {
+      const url = requirePgUrl();
+      try {
+        return await openPostgresStorage({
+          connectionString: url,
+          session: pgSession(dir),
+          // A server that never answers fails the run instead of hanging it.
+          poolConfig: { max: 2, connectionTimeoutMillis: 10_000 },
+        });
+      } catch (error) {
+        throw new PostgresUnavailable(
+          `cannot use the PostgreSQL server ${redactPgUrl(url)} (from ${PG_URL_VAR}): ${failureReason(error)}`,
+          { cause: error },
+        );
+      }
+    },
+  },
 };
 
-export const ALL_BACKENDS: readonly Backend[] = [
+/** The backends that need nothing but this machine: memory and the three file-based ones. */
+export const LOCAL_BACKENDS: readonly Backend[] = [
   BACKENDS.memory,
   BACKENDS.sqlite,
   BACKENDS.jsonl,
   BACKENDS.store,
 ];
+
+/**
+ * The backends a tour runs on, decided when it runs: the local ones, then
+ * PostgreSQL if `DURABLY_PG_URL` names a server. Set but unreachable is an
+ * error when the backend opens, never a silent skip.
+ */
+export function tourBackends(env: NodeJS.ProcessEnv = process.env): readonly Backend[] {
+  return pgUrl(env) === undefined ? LOCAL_BACKENDS : [...LOCAL_BACKENDS, BACKENDS.postgres];
+}

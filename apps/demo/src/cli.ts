@@ -24,7 +24,9 @@ Commands:
   experiment --backend <name> [--dir <path>]
                                the experiment (a conversation, two saves) on one backend;
                                <name> is one of ${BACKEND_NAMES.join(", ")};
-                               --dir is required for every backend except memory
+                               --dir is required for every backend except memory and
+                               postgres (which needs DURABLY_PG_URL=postgres://… and keeps
+                               its rows there, under a new session each run)
   inspect <path>               open an existing Durably storage (a SQLite file or a directory
                                holding durably.sqlite, main.jsonl or a LevelDB) and print its
                                conversations, entries, documents and tasks
@@ -34,6 +36,9 @@ Commands:
 
 Options:
   --keep                       leave the temporary directory in place and print its path
+
+The tour and faults include PostgreSQL only when DURABLY_PG_URL names a server (it must be
+reachable then: an error stops the run); without it they say PostgreSQL was skipped.
 
 Output is coloured only on a terminal; set NO_COLOR=1 to turn colour off.
 Exit codes: 0 every claim held, 1 a claim failed, 2 bad command line or input.`;
@@ -115,7 +120,12 @@ export function parseCommand(argv: readonly string[]): Command {
       if (backend === "memory" && dir !== undefined) {
         throw new CliError(`the memory backend keeps nothing on disk; drop --dir`);
       }
-      if (backend !== "memory" && dir === undefined) {
+      if (backend === "postgres" && dir !== undefined) {
+        throw new CliError(
+          `the postgres backend keeps its rows in the DURABLY_PG_URL database, not on disk; drop --dir`,
+        );
+      }
+      if (backend !== "memory" && backend !== "postgres" && dir === undefined) {
         throw new CliError(`experiment --backend ${backend} needs --dir <path>`);
       }
       return { kind: "experiment", backend, dir };

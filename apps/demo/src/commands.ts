@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { openJsonlStorage } from "@durably/storage-jsonl";
 import { openSqliteStorage } from "@durably/storage-sqlite";
@@ -10,28 +11,45 @@ import { CliError } from "./cli.js";
 import { detectBackend, type Detected } from "./detect.js";
 import { reportExperiment } from "./experiment-report.js";
 import { printContents, readContents } from "./inspect.js";
+import { PG_SCHEMA, PG_URL_VAR, pgSession, pgUrl } from "./postgres-config.js";
 import { heading } from "./render/heading.js";
 import type { Output } from "./render/output.js";
 import { withProgress } from "./render/progress.js";
 import { experimentOn } from "./run-backends.js";
 import { showStored } from "./tour/stored-step.js";
 
-/** `demo experiment --backend <name> --dir <path>`: the experiment on one backend, kept on disk. */
+/**
+ * `demo experiment --backend <name> --dir <path>`: the experiment on one backend, kept on disk.
+ * PostgreSQL keeps it in the `DURABLY_PG_URL` database instead, under a session of its own.
+ */
 export async function experimentCommand(
   out: Output,
   backendName: BackendName,
   dir: string | undefined,
 ): Promise<number> {
   const backend = BACKENDS[backendName];
+  if (backendName === "postgres" && pgUrl() === undefined) {
+    throw new CliError(
+      `experiment --backend postgres needs ${PG_URL_VAR} set to a reachable PostgreSQL server (${PG_URL_VAR}=postgres://user:password@host:5432/database)`,
+    );
+  }
   if (dir !== undefined) await requireEmpty(dir);
+  // The experiment starts from an empty session, so each run gets a new one.
+  const where =
+    backendName === "postgres" ? `experiment-${Date.now()}-${randomUUID().slice(0, 8)}` : dir;
   heading(out, `The experiment on ${backend.title}${dir === undefined ? "" : ` in ${dir}`}`);
   const run = await withProgress(out, `experiment on ${backend.title}`, () =>
-    experimentOn(backend, dir ?? ""),
+    experimentOn(backend, where ?? ""),
   );
   const checks = new Checks(out);
   reportExperiment(out, checks, [run], { compare: false });
   await showStored(out, checks, run);
-  if (dir !== undefined) {
+  if (backendName === "postgres") {
+    out.line();
+    out.line(
+      `The rows stay in schema ${PG_SCHEMA} under session_key ${JSON.stringify(pgSession(run.dir))} (demo inspect reads files only).`,
+    );
+  } else if (dir !== undefined) {
     out.line();
     out.line(`Inspect it any time: demo inspect ${backend.location(dir)}`);
   }

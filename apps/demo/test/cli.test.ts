@@ -19,12 +19,20 @@ describe("parseCommand", () => {
       backend: "memory",
       dir: undefined,
     });
+    expect(parseCommand(["experiment", "--backend", "postgres"])).toEqual({
+      kind: "experiment",
+      backend: "postgres",
+      dir: undefined,
+    });
   });
 
   it("rejects unknown commands, backends and options with a clear message", () => {
     expect(() => parseCommand(["expriment"])).toThrow(/unknown command "expriment"/);
     expect(() => parseCommand(["experiment", "--backend", "redis", "--dir", "d"])).toThrow(
-      /unknown backend "redis"; expected one of memory, sqlite, jsonl, store/,
+      /unknown backend "redis"; expected one of memory, sqlite, jsonl, store, postgres/,
+    );
+    expect(() => parseCommand(["experiment", "--backend", "postgres", "--dir", "d"])).toThrow(
+      /postgres backend keeps its rows in the DURABLY_PG_URL database, not on disk; drop --dir/,
     );
     expect(() => parseCommand(["faults", "--fast"])).toThrow(/unknown option --fast/);
     expect(() => parseCommand(["experiment", "--backend", "jsonl"])).toThrow(/needs --dir/);

@@ -11,6 +11,7 @@ export type {
   StorageRule,
   TestApi,
 } from "./storage/api.js";
+export { exerciseAccessPaths } from "./storage/access-paths.js";
 export * from "./crash/index.js";
 export {
   registerSessionConformance,

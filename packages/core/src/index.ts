@@ -9,6 +9,8 @@ export * from "./storage/scope.js";
 export * from "./storage/ancestry.js";
 export * from "./storage/materialize.js";
 export * from "./storage/batch-checks.js";
+export * from "./storage/query-fields.js";
+export * from "./storage/pages.js";
 export * from "./session/index.js";
 export * from "./harness/index.js";
 export * from "./tasks/index.js";

@@ -9,6 +9,8 @@ import {
   copyJson,
   decodeIdCursor,
   entrySegments,
+  idField,
+  oneOfField,
   refuse,
   scopeKey,
   StorageClosed,
@@ -61,7 +63,7 @@ import {
 import { LOCK_FILE, MAIN_FILE, taskFile } from "./line-format.js";
 import { Mutex } from "./mutex.js";
 import { nodeFileSystem } from "./node-file-system.js";
-import { collectPage, idField, oneOfField, rangeAfter } from "./pages.js";
+import { collectPage, rangeAfter } from "./pages.js";
 import { CallOverlay, prepareBatch, type Current, type PreparedBatch } from "./prepare-batch.js";
 import { removeSidecar, rewriteDocument, worthRewriting, type ReclaimContext } from "./reclaim.js";
 import { recover, type RecoveryReport } from "./recovery.js";

@@ -7,6 +7,8 @@ import {
   cloneJson,
   decodeIdCursor,
   entrySegments,
+  idField,
+  oneOfField,
   refuse,
   scopeKey,
   StorageClosed,
@@ -44,7 +46,6 @@ import { applyBatch, prepareBatch } from "./commit-batch.js";
 import { addressKey, isLive, readAt } from "./documents.js";
 import { MemoryState, requestKey } from "./memory-state.js";
 import { collectPage, idCursor, rangeAfter } from "./pages.js";
-import { idField, oneOfField } from "./query-fields.js";
 import { walkRange } from "@durably/core";
 
 const TASK_STATUSES = ["pending", "running", "waiting", "completing", "terminal"] as const;

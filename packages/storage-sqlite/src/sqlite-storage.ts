@@ -7,7 +7,11 @@ import {
   cloneJson,
   decodeIdCursor,
   entrySegments,
+  idField,
+  oneOfField,
+  pageFromRows,
   scopeKey,
+  startAfter,
   StorageClosed,
   StorageCorrupted,
   StorageLocked,
@@ -47,8 +51,6 @@ import {
   type PlannedBatch,
 } from "./commit-batches.js";
 import { CurrentValues, isLiveRow, readDocumentRows, SELECT_DOCUMENT } from "./documents.js";
-import { startAfter, toPage } from "./pages.js";
-import { booleanField, idField, stringField } from "./query-fields.js";
 import { DOCUMENT_COLUMNS, documentRecord, parseRecord, type DocumentRow } from "./rows.js";
 import { migrate } from "./schema.js";
 import {
@@ -74,19 +76,9 @@ export interface SqliteStorageSettings {
 
 type IdRecordRow = { id: number; record: string };
 
-const TASK_STATUSES: ReadonlySet<string> = new Set([
-  "pending",
-  "running",
-  "waiting",
-  "completing",
-  "terminal",
-]);
-const SUBMISSION_STATUSES: ReadonlySet<string> = new Set([
-  "queued",
-  "placed",
-  "done",
-  "unanswered",
-]);
+const TASK_STATUSES = ["pending", "running", "waiting", "completing", "terminal"] as const;
+const SUBMISSION_STATUSES = ["queued", "placed", "done", "unanswered"] as const;
+const BOOLEANS = [true, false] as const;
 /** Task query fields with their columns, most selective first (the first present one drives the index). */
 const TASK_FILTERS = [
   ["owner", "owner"],
@@ -287,7 +279,7 @@ export class SqliteStorage implements Storage {
       `SELECT id, record FROM conversations WHERE ${where} ORDER BY id ${dir} LIMIT ?`,
       params,
     );
-    return toPage(scan, query, limit, rows, (r) =>
+    return pageFromRows(scan, query, limit, rows, (r) =>
       parseRecord<ConversationRecord>("conversations", r.id, r.record),
     );
   }
@@ -393,7 +385,7 @@ export class SqliteStorage implements Storage {
       },
       { readOnly: true },
     );
-    return toPage(scan, query, limit, rows, (r) =>
+    return pageFromRows(scan, query, limit, rows, (r) =>
       parseRecord<EntryRecord>("entries", r.id, r.record),
     );
   }
@@ -423,10 +415,10 @@ export class SqliteStorage implements Storage {
     const values: (SqlValue | undefined)[] = [
       idField(scan, query, "owner", false),
       idField(scan, query, "conversationId", false),
-      stringField(scan, query, "status", TASK_STATUSES),
-      stringField(scan, query, "kind"),
-      booleanFlag(booleanField(scan, query, "abortRequested")),
-      booleanFlag(booleanField(scan, query, "background")),
+      oneOfField(scan, query, "status", TASK_STATUSES),
+      oneOfField<string>(scan, query, "kind", "string"),
+      booleanFlag(oneOfField(scan, query, "abortRequested", BOOLEANS)),
+      booleanFlag(oneOfField(scan, query, "background", BOOLEANS)),
     ];
     const after = startAfter(order, decodeIdCursor(scan, query, cursor));
     const params: SqlValue[] = [];
@@ -452,7 +444,7 @@ export class SqliteStorage implements Storage {
       return `SELECT id, record FROM tasks WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
     });
     const rows = await this.#db.all<IdRecordRow>(sql, params);
-    return toPage(scan, query, limit, rows, (r) =>
+    return pageFromRows(scan, query, limit, rows, (r) =>
       parseRecord<TaskRecord>("tasks", r.id, r.record),
     );
   }
@@ -477,7 +469,7 @@ export class SqliteStorage implements Storage {
     const order = checkQuery(scan, query, ["conversationId", "status"], "ascending");
     checkLimit(limit);
     const conversationId = idField(scan, query, "conversationId", true) as number;
-    const status = stringField(scan, query, "status", SUBMISSION_STATUSES);
+    const status = oneOfField(scan, query, "status", SUBMISSION_STATUSES);
     const after = startAfter(order, decodeIdCursor(scan, query, cursor));
     const { cmp, dir } = orderSql(order);
     const where =
@@ -492,7 +484,7 @@ export class SqliteStorage implements Storage {
       `SELECT id, record FROM submissions WHERE ${where} ORDER BY id ${dir} LIMIT ?`,
       params,
     );
-    return toPage(scan, query, limit, rows, (r) =>
+    return pageFromRows(scan, query, limit, rows, (r) =>
       parseRecord<SubmissionRecord>("submissions", r.id, r.record),
     );
   }
@@ -588,7 +580,7 @@ export class SqliteStorage implements Storage {
       throw new StorageRequestError("bad-query", `${scan}: scope is required`);
     const scope = scopeKey(checkScope(query.scope));
     const at = checkAt(query.at);
-    const kind = stringField(scan, query, "kind");
+    const kind = oneOfField<string>(scan, query, "kind", "string");
     const after = startAfter(order, decodeIdCursor(scan, query, cursor));
     const { cmp, dir } = orderSql(order);
     const terms = ["scope = ?"];
@@ -606,7 +598,7 @@ export class SqliteStorage implements Storage {
     params.push(after, limit + 1);
     const sql = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
     const rows = await this.#db.all<DocumentRow>(sql, params);
-    return toPage(scan, query, limit, rows, documentRecord);
+    return pageFromRows(scan, query, limit, rows, documentRecord);
   }
 
   /**

@@ -23,6 +23,43 @@ export interface SqliteDump {
 
 const cell = (value: string | number | null): string => (value === null ? "NULL" : String(value));
 
+/** The entries rows as a section: the same columns whichever SQL database they were read from. */
+export function entryRowsSection(title: string, entries: readonly EntryRow[]): Section {
+  return {
+    title,
+    table: {
+      columns: [
+        { header: "id", align: "right" },
+        { header: "conversation_id", align: "right" },
+        { header: "commit_seq", align: "right" },
+        { header: "data" },
+      ],
+      rows: entries.map((r) => [
+        cell(r.id),
+        cell(r.conversation_id),
+        cell(r.commit_seq),
+        cell(r.data),
+      ]),
+    },
+  };
+}
+
+/** The document_revisions rows as a section. */
+export function revisionRowsSection(title: string, revisions: readonly RevisionRow[]): Section {
+  return {
+    title,
+    table: {
+      columns: [
+        { header: "document_id", align: "right" },
+        { header: "seq", align: "right" },
+        { header: "kind" },
+        { header: "content" },
+      ],
+      rows: revisions.map((r) => [cell(r.document_id), cell(r.seq), r.kind, r.content]),
+    },
+  };
+}
+
 /** The rows of the two queries the SQLite package exports for inspection, read straight from the file. */
 export async function dumpSqlite(file: string): Promise<SqliteDump> {
   const db = BetterSqlite3Database.open(file);
@@ -33,35 +70,8 @@ export async function dumpSqlite(file: string): Promise<SqliteDump> {
       entries,
       revisions,
       sections: [
-        {
-          title: ENTRY_ROWS_SQL,
-          table: {
-            columns: [
-              { header: "id", align: "right" },
-              { header: "conversation_id", align: "right" },
-              { header: "commit_seq", align: "right" },
-              { header: "data" },
-            ],
-            rows: entries.map((r) => [
-              cell(r.id),
-              cell(r.conversation_id),
-              cell(r.commit_seq),
-              cell(r.data),
-            ]),
-          },
-        },
-        {
-          title: REVISION_ROWS_SQL,
-          table: {
-            columns: [
-              { header: "document_id", align: "right" },
-              { header: "seq", align: "right" },
-              { header: "kind" },
-              { header: "content" },
-            ],
-            rows: revisions.map((r) => [cell(r.document_id), cell(r.seq), r.kind, r.content]),
-          },
-        },
+        entryRowsSection(ENTRY_ROWS_SQL, entries),
+        revisionRowsSection(REVISION_ROWS_SQL, revisions),
       ],
     };
   } finally {

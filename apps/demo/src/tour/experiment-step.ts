@@ -1,5 +1,6 @@
-import { ALL_BACKENDS } from "../backends.js";
+import { tourBackends } from "../backends.js";
 import { reportExperiment } from "../experiment-report.js";
+import { PG_SKIPPED } from "../postgres-config.js";
 import { withProgress } from "../render/progress.js";
 import { backendDir, experimentOn, type BackendRun } from "../run-backends.js";
 import type { TourStep } from "./context.js";
@@ -14,9 +15,11 @@ export const experimentStep: TourStep = {
     out.line(
       "Same code, through the Session, on each backend; then read back through the Storage port.",
     );
+    const backends = tourBackends();
+    if (!backends.some((b) => b.name === "postgres")) out.line(out.style.yellow(PG_SKIPPED));
     out.line();
     const runs: BackendRun[] = [];
-    for (const backend of ALL_BACKENDS) {
+    for (const backend of backends) {
       runs.push(
         await withProgress(out, `experiment on ${backend.title}`, () =>
           experimentOn(backend, backendDir(context.root, "experiment", backend)),

@@ -1,5 +1,5 @@
 import { stableJson } from "../checks.js";
-import { ALL_BACKENDS, BACKENDS } from "../backends.js";
+import { BACKENDS, tourBackends } from "../backends.js";
 import { printSections } from "../dump/section.js";
 import { dumpSqlite } from "../dump/sqlite.js";
 import { killWriterMidTransaction } from "../faults/sqlite-kill.js";
@@ -31,7 +31,7 @@ export const throwingSaveStep: TourStep = {
     out.line("The Session discards it whole: nothing stored, nothing published, no seq used.");
     out.line();
     const outcomes: ThrowingSaveOutcome[] = [];
-    for (const backend of ALL_BACKENDS) {
+    for (const backend of tourBackends()) {
       outcomes.push(
         await withProgress(out, `throwing save on ${backend.title}`, () =>
           throwingSaveOn(backend, backendDir(root, "fault-throw", backend)),

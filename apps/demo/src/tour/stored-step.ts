@@ -1,11 +1,13 @@
 import { classicLevel } from "../backends.js";
 import type { Checks } from "../checks.js";
 import { dumpJsonl } from "../dump/jsonl.js";
+import { dumpPostgres } from "../dump/postgres.js";
 import { printSections } from "../dump/section.js";
-import { dumpSqlite } from "../dump/sqlite.js";
+import { dumpSqlite, type SqliteDump } from "../dump/sqlite.js";
 import { dumpStore } from "../dump/store.js";
 import { levelStore } from "@durably/storage-store";
 import { subheading } from "../render/heading.js";
+import { pgSession, requirePgUrl } from "../postgres-config.js";
 import type { Output } from "../render/output.js";
 import type { BackendRun } from "../run-backends.js";
 import type { TourStep } from "./context.js";
@@ -14,26 +16,43 @@ function finalEntries(run: BackendRun) {
   return run.run.saves.at(-1)?.state.entries ?? [];
 }
 
+/** The two checks both SQL backends make of their rows: entries with their commit_seq, one base then one delta. */
+function checkRows(checks: Checks, name: string, run: BackendRun, dump: SqliteDump): void {
+  const entries = finalEntries(run);
+  checks.same(
+    `${name}: the entries rows are the entries the port returned, each with its save's commit_seq`,
+    dump.entries.map((r) => ({ id: r.id, seq: r.commit_seq, data: r.data })),
+    entries.map((e) => ({ id: e.id, seq: e.commitSeq, data: e.data })),
+  );
+  const documentId = run.run.saves.at(-1)?.state.notes?.documentId;
+  checks.same(
+    `${name}: the notes document has one base (first save) and one delta (second save)`,
+    dump.revisions
+      .filter((r) => r.document_id === documentId)
+      .map((r) => ({ seq: r.seq, kind: r.kind })),
+    run.run.saves.map((s, i) => ({ seq: s.seq, kind: i === 0 ? "base" : "delta" })),
+  );
+}
+
 async function showSqlite(out: Output, checks: Checks, run: BackendRun): Promise<void> {
   const file = run.backend.location(run.dir);
   subheading(out, `SQLite: ${file}`);
   const dump = await dumpSqlite(file);
   printSections(out, dump.sections);
   out.line();
-  const entries = finalEntries(run);
-  checks.same(
-    "SQLite: the entries rows are the entries the port returned, each with its save's commit_seq",
-    dump.entries.map((r) => ({ id: r.id, seq: r.commit_seq, data: r.data })),
-    entries.map((e) => ({ id: e.id, seq: e.commitSeq, data: e.data })),
+  checkRows(checks, "SQLite", run, dump);
+}
+
+async function showPostgres(out: Output, checks: Checks, run: BackendRun): Promise<void> {
+  const session = pgSession(run.dir);
+  subheading(out, `PostgreSQL: ${run.backend.location(run.dir)}`);
+  out.line(
+    `  Every table leads with session_key; below, the rows of this session ($1 is its key).`,
   );
-  const documentId = run.run.saves.at(-1)?.state.notes?.documentId;
-  checks.same(
-    "SQLite: the notes document has one base (first save) and one delta (second save)",
-    dump.revisions
-      .filter((r) => r.document_id === documentId)
-      .map((r) => ({ seq: r.seq, kind: r.kind })),
-    run.run.saves.map((s, i) => ({ seq: s.seq, kind: i === 0 ? "base" : "delta" })),
-  );
+  const dump = await dumpPostgres(requirePgUrl(), session);
+  printSections(out, dump.sections);
+  out.line();
+  checkRows(checks, "PostgreSQL", run, dump);
 }
 
 async function showJsonl(out: Output, checks: Checks, run: BackendRun): Promise<void> {
@@ -83,7 +102,7 @@ async function showStore(out: Output, checks: Checks, run: BackendRun): Promise<
   }
 }
 
-/** Prints what one backend's experiment left on disk, checking it against what the port returned. */
+/** Prints what one backend's experiment left on disk (or in its database), checking it against what the port returned. */
 export async function showStored(out: Output, checks: Checks, run: BackendRun): Promise<void> {
   switch (run.backend.name) {
     case "memory":
@@ -96,6 +115,8 @@ export async function showStored(out: Output, checks: Checks, run: BackendRun): 
       return showJsonl(out, checks, run);
     case "store":
       return showStore(out, checks, run);
+    case "postgres":
+      return showPostgres(out, checks, run);
   }
 }
 

@@ -1,6 +1,13 @@
-import { isPositiveSafeInteger, StorageRequestError } from "@durably/core";
+import { StorageRequestError } from "../domain/errors.js";
+import { isPositiveSafeInteger } from "../domain/ids.js";
 
-/** Field checks for scan queries: a wrong type is a `bad-query`, never an empty result. */
+/*
+ * Scan query fields arrive untyped from callers. A field of the wrong type
+ * must be a `bad-query` naming the scan and the field, never a silently empty
+ * page, and every backend must say so the same way.
+ */
+
+/** Reads an id field; `required` makes absence a `bad-query` too, for scans that cannot run without it. */
 export function idField(
   scan: string,
   query: object,
@@ -20,6 +27,11 @@ export function idField(
   return value;
 }
 
+/**
+ * Reads an optional filter field limited to `allowed` (or, with `"string"`,
+ * any string). A value outside the set could never match a stored record, so
+ * it is reported instead of answered with nothing.
+ */
 export function oneOfField<T extends string | boolean>(
   scan: string,
   query: object,

@@ -1,0 +1,88 @@
+import { scopeKey, type BatchProblem, type StorageWrite } from "@durably/core";
+import { query, type Runner } from "./queries.js";
+import { exactText } from "./sql-literals.js";
+
+/**
+ * Names the write of a batch that hit a unique index, after the batch was
+ * rolled back to its savepoint: the database then holds exactly what the
+ * earlier batches left, so asking it which id or address is taken answers
+ * the way a per-write check would have. Returns undefined for a constraint
+ * a refusal does not explain (the caller then fails the commit).
+ */
+export async function identifyConflict(
+  client: Runner,
+  schema: string,
+  session: string,
+  writes: readonly StorageWrite[],
+  constraint: string | undefined,
+): Promise<BatchProblem | undefined> {
+  const s = schema;
+  const pick = <T>(type: (w: StorageWrite) => T | undefined) =>
+    writes.flatMap((w, index) => {
+      const value = type(w);
+      return value === undefined ? [] : [{ index, value }];
+    });
+  if (constraint === "entries_pkey" || constraint === "conversations_pkey") {
+    const table = constraint === "entries_pkey" ? "entries" : "conversations";
+    const kind = constraint === "entries_pkey" ? "entry" : "conversation";
+    const candidates = pick((w) => (w.type === kind ? (w.value as { id: number }).id : undefined));
+    const stored = await query<{ id: number }>(
+      client,
+      `SELECT id FROM ${s}.${table} WHERE session_key = $1 AND id = ANY($2::bigint[])`,
+      [session, candidates.map((c) => c.value)],
+    );
+    const taken = new Set(stored.rows.map((r) => r.id));
+    const hit = candidates.find((c) => taken.has(c.value));
+    return hit === undefined
+      ? undefined
+      : {
+          writeIndex: hit.index,
+          reason: "immutable-record",
+          message: `${kind} ${hit.value} is already stored`,
+        };
+  }
+  const created = pick((w) =>
+    w.type === "document.create" || w.type === "document.copy" ? w.record : undefined,
+  );
+  if (constraint === "documents_pkey") {
+    const stored = await query<{ id: number }>(
+      client,
+      `SELECT id FROM ${s}.documents WHERE session_key = $1 AND id = ANY($2::bigint[])`,
+      [session, created.map((c) => c.value.id)],
+    );
+    const taken = new Set(stored.rows.map((r) => r.id));
+    const hit = created.find((c) => taken.has(c.value.id));
+    return hit === undefined
+      ? undefined
+      : {
+          writeIndex: hit.index,
+          reason: "duplicate-id",
+          message: `document ${hit.value.id} already exists`,
+        };
+  }
+  if (constraint === "documents_live_address") {
+    const seen = new Map<string, number>();
+    for (const { index, value: record } of created) {
+      const address = [
+        exactText(record.kind),
+        scopeKey(record.scope),
+        record.key === undefined ? "" : exactText(record.key),
+      ];
+      const describe = `(kind ${JSON.stringify(record.kind)}, scope ${address[1]}, ${record.key === undefined ? "no key" : `key ${JSON.stringify(record.key)}`})`;
+      const occupant = await query<{ id: number }>(
+        client,
+        `SELECT id FROM ${s}.documents WHERE session_key = $1 AND kind = $2 AND scope = $3 AND key_json = $4 AND retired_at IS NULL`,
+        [session, ...address],
+      );
+      const live = occupant.rows[0]?.id ?? seen.get(address.join("\u0000"));
+      if (live !== undefined)
+        return {
+          writeIndex: index,
+          reason: "address-occupied",
+          message: `document ${record.id}: address ${describe} already has live document ${live}`,
+        };
+      seen.set(address.join("\u0000"), record.id);
+    }
+  }
+  return undefined;
+}

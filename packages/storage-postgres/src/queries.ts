@@ -1,0 +1,43 @@
+import { StorageCorrupted } from "@durably/core";
+import pg from "pg";
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
+
+/**
+ * Ids and seqs are `bigint` columns, which node-postgres returns as strings.
+ * These parsers are passed per query (never set globally, so the user's own
+ * queries on a shared pool are untouched) and turn them into numbers, refusing
+ * any value beyond JavaScript's safe integers rather than rounding it.
+ */
+const INT8_OID = 20;
+const TYPES = new pg.TypeOverrides();
+TYPES.setTypeParser(INT8_OID, (text: string) => {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value))
+    throw new StorageCorrupted(`a bigint column holds ${text}, beyond the safe integer range`);
+  return value;
+});
+
+export type Runner = Pool | PoolClient;
+
+export function query<R extends QueryResultRow>(
+  runner: Runner,
+  text: string,
+  values?: readonly unknown[],
+): Promise<QueryResult<R>> {
+  return runner.query<R>({ text, values: values as unknown[] | undefined, types: TYPES });
+}
+
+/** SQLSTATE of a unique violation, the only error a commit script turns into a refusal. */
+export const UNIQUE_VIOLATION = "23505";
+/** SQLSTATE raised by the `fence` function when the lease was taken over. */
+export const FENCED = "DU001";
+
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+export function constraintOf(error: unknown): string | undefined {
+  const constraint = (error as { constraint?: unknown } | null)?.constraint;
+  return typeof constraint === "string" ? constraint : undefined;
+}

@@ -1,0 +1,183 @@
+import { StorageVersionError } from "@durably/core";
+import type { PoolClient } from "pg";
+
+/** Schema names are spliced into SQL, so only plain lower-case identifiers are accepted. */
+export function checkSchemaName(schema: unknown): string {
+  if (typeof schema !== "string" || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+    throw new TypeError(
+      `schema must be a lower-case SQL identifier (letters, digits, _), got ${JSON.stringify(schema)}`,
+    );
+  return schema;
+}
+
+/**
+ * The schema as an append-only list of migrations, each run once per
+ * database. Every table leads with `session_key`, so one database holds
+ * many sessions and every lookup stays inside one session's index range.
+ * Lookup columns holding user strings (`kind`, `key_json`, `request_json`)
+ * store their JSON encoding (see `exactText`). Never edit a shipped
+ * migration: add a new one.
+ */
+export function migrations(s: string): readonly { version: number; sql: string }[] {
+  return [
+    {
+      version: 1,
+      sql: `
+        CREATE TABLE ${s}.sessions (
+          session_key text PRIMARY KEY,
+          next_seq bigint NOT NULL,
+          high_water bigint NOT NULL,
+          lease_owner text,
+          lease_token bigint NOT NULL,
+          lease_locked boolean NOT NULL DEFAULT false,
+          lease_expires_at timestamptz NOT NULL,
+          created_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE ${s}.conversations (
+          session_key text NOT NULL,
+          id bigint NOT NULL,
+          owner_task_id bigint,
+          record text NOT NULL,
+          PRIMARY KEY (session_key, id)
+        );
+        CREATE INDEX conversations_by_owner ON ${s}.conversations (session_key, owner_task_id, id) WHERE owner_task_id IS NOT NULL;
+        CREATE TABLE ${s}.entries (
+          session_key text NOT NULL,
+          id bigint NOT NULL,
+          conversation_id bigint NOT NULL,
+          commit_seq bigint NOT NULL,
+          is_head boolean NOT NULL,
+          record text NOT NULL,
+          PRIMARY KEY (session_key, id)
+        );
+        CREATE INDEX entries_by_conversation ON ${s}.entries (session_key, conversation_id, id);
+        CREATE INDEX entries_heads ON ${s}.entries (session_key, conversation_id, id) WHERE is_head;
+        CREATE TABLE ${s}.tasks (
+          session_key text NOT NULL,
+          id bigint NOT NULL,
+          conversation_id bigint NOT NULL,
+          kind text NOT NULL,
+          status text NOT NULL,
+          abort_requested boolean NOT NULL,
+          background boolean NOT NULL,
+          owner bigint,
+          record text NOT NULL,
+          PRIMARY KEY (session_key, id)
+        );
+        CREATE INDEX tasks_by_conversation ON ${s}.tasks (session_key, conversation_id, id);
+        CREATE INDEX tasks_by_kind ON ${s}.tasks (session_key, kind, id);
+        CREATE INDEX tasks_by_status ON ${s}.tasks (session_key, status, id);
+        CREATE INDEX tasks_by_owner ON ${s}.tasks (session_key, owner, id) WHERE owner IS NOT NULL;
+        CREATE INDEX tasks_by_abort_requested ON ${s}.tasks (session_key, abort_requested, id);
+        CREATE INDEX tasks_by_background ON ${s}.tasks (session_key, background, id);
+        CREATE TABLE ${s}.submissions (
+          session_key text NOT NULL,
+          id bigint NOT NULL,
+          conversation_id bigint NOT NULL,
+          status text NOT NULL,
+          request_json text,
+          record text NOT NULL,
+          PRIMARY KEY (session_key, id)
+        );
+        CREATE INDEX submissions_by_conversation ON ${s}.submissions (session_key, conversation_id, id);
+        CREATE INDEX submissions_by_status ON ${s}.submissions (session_key, conversation_id, status, id);
+        CREATE INDEX submissions_by_request ON ${s}.submissions (session_key, conversation_id, request_json, id) WHERE request_json IS NOT NULL;
+        CREATE TABLE ${s}.documents (
+          session_key text NOT NULL,
+          id bigint NOT NULL,
+          kind text NOT NULL,
+          key_json text NOT NULL,
+          scope text NOT NULL,
+          rewindable boolean NOT NULL,
+          created_at bigint NOT NULL,
+          retired_at bigint,
+          version bigint NOT NULL,
+          base_seq bigint NOT NULL,
+          record text NOT NULL,
+          PRIMARY KEY (session_key, id)
+        );
+        CREATE INDEX documents_by_address ON ${s}.documents (session_key, kind, scope, key_json, created_at);
+        CREATE UNIQUE INDEX documents_live_address ON ${s}.documents (session_key, kind, scope, key_json) WHERE retired_at IS NULL;
+        CREATE INDEX documents_by_scope ON ${s}.documents (session_key, scope, id);
+        CREATE INDEX documents_by_scope_kind ON ${s}.documents (session_key, scope, kind, id);
+        CREATE INDEX documents_live_by_scope ON ${s}.documents (session_key, scope, id) WHERE retired_at IS NULL;
+        CREATE INDEX documents_live_by_scope_kind ON ${s}.documents (session_key, scope, kind, id) WHERE retired_at IS NULL;
+        CREATE TABLE ${s}.document_revisions (
+          session_key text NOT NULL,
+          document_id bigint NOT NULL,
+          seq bigint NOT NULL,
+          kind text NOT NULL CHECK (kind IN ('base', 'delta')),
+          content text NOT NULL,
+          version bigint NOT NULL,
+          PRIMARY KEY (session_key, document_id, seq)
+        );
+        -- Fencing: every commit transaction calls this first. It locks the
+        -- session's row (a takeover waits for the commit, or the commit sees
+        -- the new token) and raises unless the caller still holds the lease.
+        CREATE FUNCTION ${s}.fence(p_session text, p_token bigint) RETURNS void
+        LANGUAGE plpgsql AS $fence$
+        DECLARE
+          held record;
+        BEGIN
+          SELECT lease_owner, lease_token INTO held FROM ${s}.sessions WHERE session_key = p_session FOR UPDATE;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'durably session % does not exist', p_session USING ERRCODE = 'DU001';
+          END IF;
+          IF held.lease_token <> p_token OR held.lease_owner IS NULL THEN
+            RAISE EXCEPTION 'durably session %: lease token % no longer holds it (now token %, owner %)',
+              p_session, p_token, held.lease_token, coalesce(held.lease_owner, 'none')
+              USING ERRCODE = 'DU001';
+          END IF;
+        END
+        $fence$;
+      `,
+    },
+  ];
+}
+
+/** Advisory lock key (session level) serialising migrations across servers starting at once. */
+const MIGRATION_LOCK = "durably:migrations";
+
+/**
+ * Brings the schema to the latest version in one transaction, holding a
+ * transaction-level advisory lock so two servers starting together neither
+ * race nor half-apply: the second waits, then finds the work done. A
+ * database migrated by a newer release is refused rather than guessed at.
+ */
+export async function migrate(
+  client: PoolClient,
+  schema: string,
+): Promise<{ from: number; to: number }> {
+  const all = migrations(schema);
+  const latest = all[all.length - 1]?.version ?? 0;
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
+      `${MIGRATION_LOCK}:${schema}`,
+    ]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const found = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${schema}.migrations`,
+    );
+    const from = found.rows[0]?.version ?? 0;
+    if (from > latest)
+      throw new StorageVersionError(
+        `schema ${schema} has version ${from}; this @durably/storage-postgres understands versions up to ${latest}. Upgrade the package to open it.`,
+      );
+    for (const migration of all) {
+      if (migration.version <= from) continue;
+      await client.query(migration.sql);
+      await client.query(`INSERT INTO ${schema}.migrations (version) VALUES ($1)`, [
+        migration.version,
+      ]);
+    }
+    await client.query("COMMIT");
+    return { from, to: Math.max(from, latest) };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}

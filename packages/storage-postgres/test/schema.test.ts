@@ -1,0 +1,127 @@
+import type { ConversationId, StorageWrite } from "@durably/core";
+import { afterAll, describe, expect, it } from "vitest";
+import { openPostgresStorage } from "../src/index.js";
+import { freshSession, openTestStorage, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
+
+const pool = PG_URL ? testPool() : undefined;
+afterAll(async () => pool?.end());
+
+const C = 1 as ConversationId;
+const conversation = { type: "conversation", value: { id: C } } as StorageWrite;
+
+function freshSchema(): string {
+  return `t_${Math.random().toString(36).slice(2, 10)}`;
+}
+
+describe.skipIf(!PG_URL)("PostgresStorage > schema", () => {
+  it("servers starting at once on an empty database migrate it once, without racing", async () => {
+    const schema = freshSchema();
+    try {
+      const opened = await Promise.all(
+        Array.from({ length: 4 }, () => openTestStorage(freshSession("race"), { schema })),
+      );
+      await Promise.all(opened.map((s) => s.commit([[conversation]], () => undefined)));
+      await Promise.all(opened.map((s) => s.close()));
+      const versions = await pool!.query<{ version: number }>(
+        `SELECT version FROM ${schema}.migrations`,
+      );
+      expect(versions.rows.map((r) => r.version)).toEqual([1]);
+    } finally {
+      await pool!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+
+  it("a schema migrated by a newer release is refused with StorageVersionError, untouched", async () => {
+    const schema = freshSchema();
+    try {
+      await (await openTestStorage(freshSession(), { schema })).close();
+      await pool!.query(`INSERT INTO ${schema}.migrations (version) VALUES (99)`);
+      await expect(openTestStorage(freshSession(), { schema })).rejects.toMatchObject({
+        name: "StorageVersionError",
+        message: expect.stringContaining("version 99") as unknown,
+      });
+    } finally {
+      await pool!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+
+  it("a record column that is not JSON is StorageCorrupted naming the session, table and row", async () => {
+    const session = freshSession("corrupt");
+    const storage = await openTestStorage(session);
+    try {
+      await storage.commit([[conversation]], () => undefined);
+      await pool!.query(
+        "UPDATE durably.conversations SET record = '{\"id\": 1' WHERE session_key = $1",
+        [session],
+      );
+      await expect(storage.conversation(C)).rejects.toMatchObject({
+        name: "StorageCorrupted",
+        location: { table: "conversations", key: `${session}/1` },
+        message: expect.stringContaining(session) as unknown,
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("a seq beyond JavaScript's safe integers is StorageCorrupted, never rounded", async () => {
+    const session = freshSession("bigint");
+    const storage = await openTestStorage(session);
+    try {
+      await storage.commit([[conversation]], () => undefined);
+      await pool!.query(
+        "INSERT INTO durably.entries (session_key, id, conversation_id, commit_seq, is_head, record) VALUES ($1, 5, 1, 9007199254740993, false, '{}')",
+        [session],
+      );
+      await expect(storage.entry(5 as never)).rejects.toMatchObject({
+        name: "StorageCorrupted",
+        message: expect.stringContaining("9007199254740993") as unknown,
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("strings PostgreSQL text cannot hold (U+0000, lone surrogates) round-trip exactly in keys and kinds", async () => {
+    const storage = await openTestStorage(freshSession("text"));
+    try {
+      const scope = { kind: "session" } as const;
+      const keys = ["a\u0000b", "x\ud800", "x\udbff", "quote ' and \\ backslash"];
+      await storage.commit(
+        [
+          keys.map(
+            (key, i) =>
+              ({
+                type: "document.create",
+                record: { id: 10 + i, kind: `k\u0000${key}`, key, scope },
+                content: { kind: "base", version: 1, value: { key } },
+              }) as unknown as StorageWrite,
+          ),
+        ],
+        () => undefined,
+      );
+      for (const [i, key] of keys.entries()) {
+        const found = await storage.findDocument({ kind: `k\u0000${key}`, key, scope }, "current");
+        expect(found?.id).toBe(10 + i);
+        expect((await storage.document((10 + i) as never, "current"))?.value).toEqual({ key });
+      }
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("bad options are TypeErrors naming the option, before any connection is made", async () => {
+    await expect(openPostgresStorage({ connectionString: PG_URL, session: "" })).rejects.toThrow(
+      /session/,
+    );
+    await expect(
+      openPostgresStorage({ connectionString: PG_URL, session: "s", schema: "Bad-Name; DROP" }),
+    ).rejects.toThrow(/schema/);
+    await expect(openPostgresStorage({ session: "s" })).rejects.toThrow(/pool or connectionString/);
+    await expect(
+      openPostgresStorage({ connectionString: PG_URL, session: "s", leaseMs: 5 }),
+    ).rejects.toThrow(/leaseMs/);
+  });
+});
+
+if (!PG_URL) it.skip(`schema: ${SKIP_REASON}`, () => undefined);

@@ -1,0 +1,38 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { inject } from "vitest";
+import {
+  openPostgresStorage,
+  type OpenPostgresStorageOptions,
+  type PostgresStorage,
+} from "../../src/index.js";
+
+/** The test server's URL, also exported for crash children (they inherit the environment). */
+export const PG_URL = inject("pgUrl");
+export const SKIP_REASON = inject("pgSkipReason");
+if (PG_URL) process.env.DURABLY_PG_URL = PG_URL;
+else console.warn(`storage-postgres tests skipped: ${SKIP_REASON}`);
+
+/** A session key no other test uses. */
+export function freshSession(prefix = "test"): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+export function openTestStorage(
+  session: string,
+  options: Partial<OpenPostgresStorageOptions> = {},
+): Promise<PostgresStorage> {
+  return openPostgresStorage({
+    connectionString: PG_URL,
+    session,
+    poolConfig: { max: 3 },
+    ...options,
+  });
+}
+
+/** A pool for tests that look at the tables directly. */
+export function testPool(): pg.Pool {
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  pool.on("error", () => undefined);
+  return pool;
+}
