@@ -16,17 +16,12 @@ export function literal(value: Literal): string {
       throw new TypeError(`only safe integers are written as SQL numbers, got ${value}`);
     return String(value);
   }
-  let quoted = "'";
-  let backslash = false;
-  for (const char of value) {
-    if (char === "'") quoted += "''";
-    else if (char === "\\") {
-      quoted += "\\\\";
-      backslash = true;
-    } else quoted += char;
-  }
-  quoted += "'";
-  return backslash ? `E${quoted}` : quoted;
+  // A query string ends at U+0000 on the server; every string written here is free of it by
+  // construction (JSON text, validated keys), so meeting one is a bug, never data to truncate.
+  if (value.includes("\u0000")) throw new TypeError("a SQL literal cannot hold U+0000");
+  const quoted = value.replaceAll("'", "''");
+  if (!value.includes("\\")) return `'${quoted}'`;
+  return `E'${quoted.replaceAll("\\", "\\\\")}'`;
 }
 
 /** `(a, b, c)` for a VALUES row. */
