@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import {
+  checkAddress,
   checkAt,
   checkId,
   checkLimit,
@@ -665,23 +666,4 @@ export class JsonlStorage implements Storage {
     })();
     return this.closing;
   }
-}
-
-function checkAddress(address: unknown): DocumentAddress {
-  const a = address as Partial<Record<string, unknown>> | null;
-  if (typeof a !== "object" || a === null || typeof a.kind !== "string")
-    throw new StorageRequestError(
-      "bad-argument",
-      `a document address needs a string kind, got ${JSON.stringify(address)}`,
-    );
-  if (a.key !== undefined && typeof a.key !== "string")
-    throw new StorageRequestError(
-      "bad-argument",
-      `a document address key must be a string, got ${JSON.stringify(a.key)}`,
-    );
-  return {
-    kind: a.kind,
-    scope: checkScope(a.scope),
-    ...(a.key === undefined ? {} : { key: a.key }),
-  };
 }

@@ -112,6 +112,18 @@ export class StatementBuilder {
     const retires: { index: number; id: number }[] = [];
     for (let index = 0; index < writes.length; index++) {
       const write = writes[index] as StorageWrite;
+      // Entries, tasks and submissions all belong to a conversation that must exist by now.
+      if (
+        (write.type === "entry" || write.type === "task" || write.type === "submission") &&
+        !conversationExists(write.value.conversationId)
+      )
+        return {
+          problem: problem(
+            index,
+            "unknown-conversation",
+            `${write.type} ${write.value.id} names unknown conversation ${write.value.conversationId}`,
+          ),
+        };
       switch (write.type) {
         case "conversation": {
           const v = write.value;
@@ -141,14 +153,6 @@ export class StatementBuilder {
         }
         case "entry": {
           const v = write.value;
-          if (!conversationExists(v.conversationId))
-            return {
-              problem: problem(
-                index,
-                "unknown-conversation",
-                `entry ${v.id} names unknown conversation ${v.conversationId}`,
-              ),
-            };
           const isHead = (v as { head?: unknown }).head != null;
           statements.push(
             `INSERT INTO ${s}.entries (session_key, id, conversation_id, commit_seq, is_head, record) VALUES ${row(
@@ -159,14 +163,6 @@ export class StatementBuilder {
         }
         case "task": {
           const v = write.value;
-          if (!conversationExists(v.conversationId))
-            return {
-              problem: problem(
-                index,
-                "unknown-conversation",
-                `task ${v.id} names unknown conversation ${v.conversationId}`,
-              ),
-            };
           statements.push(
             `INSERT INTO ${s}.tasks AS t (session_key, id, conversation_id, kind, status, abort_requested, background, owner, record) VALUES ${row(
               [
@@ -186,14 +182,6 @@ export class StatementBuilder {
         }
         case "submission": {
           const v = write.value;
-          if (!conversationExists(v.conversationId))
-            return {
-              problem: problem(
-                index,
-                "unknown-conversation",
-                `submission ${v.id} names unknown conversation ${v.conversationId}`,
-              ),
-            };
           statements.push(
             `INSERT INTO ${s}.submissions (session_key, id, conversation_id, status, request_json, record) VALUES ${row(
               [

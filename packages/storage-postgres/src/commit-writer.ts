@@ -146,7 +146,7 @@ export class CommitWriter {
       this.#counters = counters.next;
       return { stored: built.length };
     } catch (error) {
-      await this.#rollback(error);
+      await this.#rollback();
       if (sqlState(error) !== UNIQUE_VIOLATION) throw this.#explain(error);
     }
     return this.#replay(built, batches, mintedHighWater);
@@ -198,20 +198,15 @@ export class CommitWriter {
       this.#counters = counters.next;
       return { stored: built.length };
     } catch (error) {
-      await this.#rollback(error);
+      await this.#rollback();
       throw this.#explain(error);
     }
   }
 
-  async #rollback(cause: unknown): Promise<void> {
-    try {
-      await this.#client.query("ROLLBACK");
-    } catch (error) {
-      // The connection is gone: the server rolls back what it had not committed, and
-      // what it had is unknowable from here. The caller fails the storage either way.
-      void cause;
-      void error;
-    }
+  async #rollback(): Promise<void> {
+    // A dead connection cannot roll back; the server then drops what it had not committed,
+    // and whether it committed is unknowable from here. The caller fails the storage either way.
+    await this.#client.query("ROLLBACK").catch(() => undefined);
   }
 
   #explain(error: unknown): unknown {

@@ -1,4 +1,6 @@
 import {
+  entryScanRanges,
+  checkAddress,
   checkAt,
   checkId,
   checkLimit,
@@ -317,12 +319,10 @@ export class PostgresStorage implements Storage {
     if (segments === undefined) return undefined;
     const limit = atOrBefore ?? Number.MAX_SAFE_INTEGER;
     // Entries are immutable, so one query per segment, newest first, is consistent.
-    for (const segment of segments) {
-      const upper = Math.min(segment.maxInclusive, limit);
-      if (upper <= segment.minExclusive) continue;
+    for (const range of entryScanRanges(segments, "descending", 1, limit)) {
       const [row] = await this.#all<IdRecordRow>(
         `SELECT id, record FROM ${this.schema}.entries WHERE session_key = $1 AND conversation_id = $2 AND is_head AND id > $3 AND id <= $4 ORDER BY id DESC LIMIT 1`,
-        [segment.conversationId, segment.minExclusive, upper],
+        [range.conversationId, range.lower, range.upper],
       );
       if (row !== undefined)
         return parseRecord<EntryRecord>(this.session, "entries", row.id, row.record);
@@ -351,23 +351,13 @@ export class PostgresStorage implements Storage {
     const position = decodeIdCursor(scan, query, cursor);
     const segments = await this.#segments(conversationId);
     if (segments === undefined) return { items: [] };
-    // Segments come newest first and cover disjoint id ranges, so walking them in
-    // order (reversed when ascending) yields one id-ordered sequence.
-    const ordered = order === "descending" ? segments : [...segments].reverse();
     const dir = order === "descending" ? "DESC" : "ASC";
     const found: IdRecordRow[] = [];
-    for (const segment of ordered) {
-      let lower = Math.max(segment.minExclusive, min - 1);
-      let upper = Math.min(segment.maxInclusive, max);
-      if (position !== undefined) {
-        if (order === "descending") upper = Math.min(upper, position - 1);
-        else lower = Math.max(lower, position);
-      }
-      if (upper <= lower) continue;
+    for (const range of entryScanRanges(segments, order, min, max, position)) {
       found.push(
         ...(await this.#all<IdRecordRow>(
           `SELECT id, record FROM ${this.schema}.entries WHERE session_key = $1 AND conversation_id = $2 AND id > $3 AND id <= $4 ORDER BY id ${dir} LIMIT $5`,
-          [segment.conversationId, lower, upper, limit + 1 - found.length],
+          [range.conversationId, range.lower, range.upper, limit + 1 - found.length],
         )),
       );
       if (found.length > limit) break;
@@ -502,23 +492,10 @@ export class PostgresStorage implements Storage {
     options?: CallOptions,
   ): Promise<DocumentRecord | undefined> {
     this.#check(options);
-    if (typeof address !== "object" || address === null || typeof address.kind !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        "findDocument: the address needs a string kind",
-      );
-    if (address.key !== undefined && typeof address.key !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        `findDocument: key must be a string, got ${JSON.stringify(address.key)}`,
-      );
-    const scope = scopeKey(checkScope(address.scope));
+    const a = checkAddress(address);
+    const scope = scopeKey(a.scope);
     const when = checkAt(at);
-    const where = [
-      exactText(address.kind),
-      scope,
-      address.key === undefined ? "" : exactText(address.key),
-    ];
+    const where = [exactText(a.kind), scope, a.key === undefined ? "" : exactText(a.key)];
     const s = this.schema;
     if (when === "current") {
       const [row] = await this.#all<DocumentRow>(

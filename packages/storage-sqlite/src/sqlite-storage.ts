@@ -1,4 +1,6 @@
 import {
+  entryScanRanges,
+  checkAddress,
   checkAt,
   checkId,
   checkLimit,
@@ -316,13 +318,11 @@ export class SqliteStorage implements Storage {
     const limit = atOrBefore ?? Number.MAX_SAFE_INTEGER;
     return this.#db.transaction(
       (db) => {
-        for (const segment of segments) {
-          const upper = Math.min(segment.maxInclusive, limit);
-          if (upper <= segment.minExclusive) continue;
+        for (const range of entryScanRanges(segments, "descending", 1, limit)) {
           const row = db.get<IdRecordRow>(HEAD_IN_RANGE, [
-            segment.conversationId,
-            segment.minExclusive,
-            upper,
+            range.conversationId,
+            range.lower,
+            range.upper,
           ]);
           if (row !== undefined) return parseRecord<EntryRecord>("entries", row.id, row.record);
         }
@@ -353,9 +353,7 @@ export class SqliteStorage implements Storage {
     const position = decodeIdCursor(scan, query, cursor);
     const segments = await this.#segments(conversationId);
     if (segments === undefined) return { items: [] };
-    // Segments come newest first and cover disjoint id ranges, so walking them in
-    // order (reversed when ascending) yields one id-ordered sequence.
-    const ordered = order === "descending" ? segments : [...segments].reverse();
+    const ranges = entryScanRanges(segments, order, min, max, position);
     const sql =
       order === "descending"
         ? "SELECT id, record FROM entries WHERE conversation_id = ? AND id > ? AND id <= ? ORDER BY id DESC LIMIT ?"
@@ -363,19 +361,12 @@ export class SqliteStorage implements Storage {
     const rows = await this.#db.transaction(
       (db) => {
         const found: IdRecordRow[] = [];
-        for (const segment of ordered) {
-          let lower = Math.max(segment.minExclusive, min - 1);
-          let upper = Math.min(segment.maxInclusive, max);
-          if (position !== undefined) {
-            if (order === "descending") upper = Math.min(upper, position - 1);
-            else lower = Math.max(lower, position);
-          }
-          if (upper <= lower) continue;
+        for (const range of ranges) {
           found.push(
             ...db.all<IdRecordRow>(sql, [
-              segment.conversationId,
-              lower,
-              upper,
+              range.conversationId,
+              range.lower,
+              range.upper,
               limit + 1 - found.length,
             ]),
           );
@@ -513,29 +504,20 @@ export class SqliteStorage implements Storage {
     options?: CallOptions,
   ): Promise<DocumentRecord | undefined> {
     this.#check(options);
-    if (typeof address !== "object" || address === null || typeof address.kind !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        "findDocument: the address needs a string kind",
-      );
-    if (address.key !== undefined && typeof address.key !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        `findDocument: key must be a string, got ${JSON.stringify(address.key)}`,
-      );
-    const scope = scopeKey(checkScope(address.scope));
+    const a = checkAddress(address);
+    const scope = scopeKey(a.scope);
     const when = checkAt(at);
-    const key = address.key ?? null;
+    const key = a.key ?? null;
     if (when === "current") {
       const newest = await this.#db.get<{ id: number; retired_at: number | null }>(
         NEWEST_AT_ADDRESS,
-        [address.kind, scope, key],
+        [a.kind, scope, key],
       );
       if (newest === undefined || newest.retired_at !== null) return undefined;
       const row = await this.#db.get<DocumentRow>(SELECT_DOCUMENT, [newest.id]);
       return row === undefined ? undefined : documentRecord(row);
     }
-    const row = await this.#db.get<DocumentRow>(ADDRESS_AT, [address.kind, scope, key, when]);
+    const row = await this.#db.get<DocumentRow>(ADDRESS_AT, [a.kind, scope, key, when]);
     return row !== undefined && isLiveRow(row, when) ? documentRecord(row) : undefined;
   }
 

@@ -1,4 +1,5 @@
 import {
+  checkAddress,
   StorageClosed,
   StorageCorrupted,
   StoragePoisoned,
@@ -588,18 +589,9 @@ export class StoreStorage implements Storage, Reader {
     options?: CallOptions,
   ): Promise<DocumentRecord | undefined> {
     this.enter(options);
-    if (typeof address !== "object" || address === null || typeof address.kind !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        `findDocument: the address needs a string kind`,
-      );
-    if (address.key !== undefined && typeof address.key !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        `findDocument: the address key must be a string`,
-      );
-    const scope = checkScope(address.scope);
-    return findLive(this, K.documentsAt(address.kind, scope, address.key), checkAt(at));
+    const a = checkAddress(address);
+    const scope = a.scope;
+    return findLive(this, K.documentsAt(a.kind, scope, a.key), checkAt(at));
   }
 
   async document(

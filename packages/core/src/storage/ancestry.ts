@@ -47,3 +47,37 @@ export async function entrySegments(
     current = next;
   }
 }
+
+/** One conversation's id range of an entry scan: `lower < id <= upper`. */
+export interface EntryRange {
+  conversationId: ConversationId;
+  lower: number;
+  upper: number;
+}
+
+/**
+ * The id ranges a scan over `segments` reads, in scan order (newest first
+ * when descending), clipped to `min..max` (inclusive) and to the ids after a
+ * cursor `position`; empty ranges are dropped. Reading them one after another
+ * yields one id-ordered sequence, so range backends stop once a page is full.
+ */
+export function entryScanRanges(
+  segments: readonly EntrySegment[],
+  order: "ascending" | "descending",
+  min: number,
+  max: number,
+  position?: number,
+): EntryRange[] {
+  const ordered = order === "descending" ? segments : [...segments].reverse();
+  const ranges: EntryRange[] = [];
+  for (const segment of ordered) {
+    let lower = Math.max(segment.minExclusive, min - 1);
+    let upper = Math.min(segment.maxInclusive, max);
+    if (position !== undefined) {
+      if (order === "descending") upper = Math.min(upper, position - 1);
+      else lower = Math.max(lower, position);
+    }
+    if (upper > lower) ranges.push({ conversationId: segment.conversationId, lower, upper });
+  }
+  return ranges;
+}

@@ -1,6 +1,7 @@
 import { StorageRequestError } from "../domain/errors.js";
 import { isPositiveSafeInteger } from "../domain/ids.js";
 import type { DocumentScope } from "../domain/records.js";
+import type { DocumentAddress } from "./port.js";
 
 /** A compact string naming a document scope: `s`, `c:<id>` or `t:<id>`. Adapters may use it as an index column or key part. */
 export function scopeKey(scope: DocumentScope): string {
@@ -24,4 +25,28 @@ export function checkScope(scope: unknown): DocumentScope {
     if (s.kind === "task" && isPositiveSafeInteger(s.taskId)) return scope as DocumentScope;
   }
   throw new StorageRequestError("bad-argument", `not a document scope: ${JSON.stringify(scope)}`);
+}
+
+/**
+ * Throws `StorageRequestError` unless `address` is a well-formed document
+ * address (string kind, optional string key, valid scope); returns a clean
+ * copy holding only those fields.
+ */
+export function checkAddress(address: unknown): DocumentAddress {
+  const a = address as Partial<Record<string, unknown>> | null;
+  if (typeof a !== "object" || a === null || typeof a.kind !== "string")
+    throw new StorageRequestError(
+      "bad-argument",
+      `a document address needs a string kind, got ${JSON.stringify(address)}`,
+    );
+  if (a.key !== undefined && typeof a.key !== "string")
+    throw new StorageRequestError(
+      "bad-argument",
+      `a document address key must be a string, got ${JSON.stringify(a.key)}`,
+    );
+  return {
+    kind: a.kind,
+    scope: checkScope(a.scope),
+    ...(a.key === undefined ? {} : { key: a.key }),
+  };
 }
