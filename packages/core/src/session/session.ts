@@ -277,10 +277,16 @@ export class Session {
       try {
         value = await request.callback(tx);
       } catch (error) {
-        await tx.drain().catch(() => undefined); // the callback's own error is the one to report
+        // Wait for what it started (nothing of it may run on after the discard); the callback's own error is reported.
+        const settling = tx.whenSettled();
+        if (settling) await settling;
         throw error;
       }
-      await tx.drain();
+      const settling = tx.whenSettled();
+      if (settling) await settling;
+      // Any failed operation fails the commit whole, however the callback awaited or caught it.
+      const failed = tx.operationFailure;
+      if (failed) throw failed.error;
       this.throwIfFailed();
       prepared = await tx.seal();
       this.throwIfFailed();

@@ -180,31 +180,55 @@ export class Transaction {
 
   /** Set when the callback settled: no new operation may start, started ones may finish. */
   private settled = false;
-  /** Operations the callback started; sealing waits for those it did not await. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Operations started and not yet settled (a counter: the hot path pays no Set or array per operation). */
+  private pending = 0;
+  /** The first operation that failed, in the order they failed; it fails the whole commit. */
+  private failure: { readonly error: unknown } | undefined;
+  /** Wakes `whenSettled` once `pending` reaches zero. */
+  private wake: (() => void) | undefined;
+  // One pair of handlers per transaction, not a closure per operation.
+  private readonly onOperationDone = (): void => {
+    if (--this.pending === 0 && this.wake !== undefined) this.wake();
+  };
+  private readonly onOperationFailed = (error: unknown): void => {
+    this.failure ??= { error };
+    this.onOperationDone();
+  };
 
-  /** @internal Registers an operation so `drain` can wait for it (see TRACKED_OPERATIONS). */
-  track<T>(operation: Promise<T>): Promise<T> {
-    this.inFlight.add(operation);
-    const done = (): void => {
-      this.inFlight.delete(operation);
-    };
-    operation.then(done, done);
+  /**
+   * @internal Registers an operation (see TRACKED_WRITES). A write's failure
+   * is recorded when it happens, so a failure that settled long before the
+   * callback returned still fails the commit, whether or not the callback
+   * awaited or caught it. Observing it here also keeps an un-awaited failure
+   * from becoming an unhandled rejection: the commit reports it.
+   */
+  track<T>(operation: Promise<T>, failsCommit: boolean): Promise<T> {
+    this.pending++;
+    operation.then(
+      this.onOperationDone,
+      failsCommit ? this.onOperationFailed : this.onOperationDone,
+    );
     return operation;
   }
 
   /**
-   * Called once the callback settled. A write the callback started but did
-   * not await still belongs to this commit: wait for it rather than drop it
-   * silently, and fail the commit with its error if it failed.
+   * @internal Called once the callback settled: no operation may start any
+   * more. Returns `null` when every started operation has settled already
+   * (the common case, no extra await), else a promise that resolves once
+   * they have. A write the callback started but did not await still belongs
+   * to this commit: it is waited for rather than dropped.
    */
-  async drain(): Promise<void> {
+  whenSettled(): Promise<void> | null {
     this.settled = true;
-    while (this.inFlight.size > 0) {
-      const results = await Promise.allSettled([...this.inFlight]);
-      const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failure) throw failure.reason;
-    }
+    if (this.pending === 0) return null;
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  /** @internal The first failure of an operation this transaction started, if any failed. */
+  get operationFailure(): { readonly error: unknown } | undefined {
+    return this.failure;
   }
 
   private beginRead(what: string): void {
@@ -1165,10 +1189,13 @@ function incarnationRecord(
 }
 
 /**
- * The asynchronous operations of `Transaction`. Each is wrapped once, here,
- * so that sealing can wait for the ones a callback forgot to await.
+ * The asynchronous operations of `Transaction`, each wrapped once, here, so
+ * that sealing waits for the ones a callback forgot to await. A failed write
+ * (anything that adds to the batch, documents included) fails the whole
+ * commit, caught or not. A failed read fails only itself: it adds nothing, so
+ * the callback may handle it and go on (a bad cursor, ReadAfterWrite).
  */
-const TRACKED_OPERATIONS = [
+const TRACKED_READS = [
   "conversation",
   "entry",
   "task",
@@ -1179,6 +1206,9 @@ const TRACKED_OPERATIONS = [
   "scanTasks",
   "scanConversations",
   "scanSubmissions",
+] as const satisfies readonly (keyof Transaction)[];
+
+const TRACKED_WRITES = [
   "createConversation",
   "forkConversation",
   "appendEntry",
@@ -1191,7 +1221,7 @@ const TRACKED_OPERATIONS = [
   "retireDoc",
 ] as const satisfies readonly (keyof Transaction)[];
 
-for (const name of TRACKED_OPERATIONS) {
+function wrap(name: keyof Transaction, failsCommit: boolean): void {
   const operation = Reflect.get(Transaction.prototype, name) as (
     this: Transaction,
     ...args: unknown[]
@@ -1200,7 +1230,10 @@ for (const name of TRACKED_OPERATIONS) {
     configurable: true,
     writable: true,
     value: function (this: Transaction, ...args: unknown[]): Promise<unknown> {
-      return this.track(operation.apply(this, args));
+      return this.track(operation.apply(this, args), failsCommit);
     },
   });
 }
+
+for (const name of TRACKED_READS) wrap(name, false);
+for (const name of TRACKED_WRITES) wrap(name, true);
