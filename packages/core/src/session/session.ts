@@ -478,7 +478,14 @@ export class Session {
     this.deferredTimer = undefined;
   }
 
-  /** Hands pending deferred commits to the flusher, coalesced; resolves once they are stored. */
+  /**
+   * Hands pending deferred commits to the flusher, coalesced; resolves once
+   * they are stored. Several callers start a flush without awaiting it (the
+   * timer, an ordinary commit, a seq lookup): the returned promise is marked
+   * handled, so a failed storage call surfaces through the commits and the
+   * failed state, never as an unhandled rejection; awaiting callers still
+   * see the rejection.
+   */
   private flushDeferred(): Promise<void> {
     this.clearDeferredTimer();
     if (this.deferredLayers.length === 0 || this.failure) return Promise.resolve();
@@ -492,7 +499,9 @@ export class Session {
       const items = group.layers.map((layer) => this.itemOf.get(layer) as LineItem);
       this.pipeline.enqueue({ writes: group.writes, items, deferred: true, done });
     }
-    return Promise.all(waits).then(() => undefined);
+    const stored = Promise.all(waits).then(() => undefined);
+    stored.catch(() => undefined);
+    return stored;
   }
 
   private deferredTouches(key: string): boolean {

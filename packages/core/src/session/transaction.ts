@@ -45,7 +45,7 @@ import type {
   DocState,
   PreparedCommit,
 } from "./prepared.js";
-import { checkTaskRecord, isTerminal, matchesTaskQuery } from "./task-records.js";
+import { checkTaskRecord, copyTaskRecord, isTerminal, matchesTaskQuery } from "./task-records.js";
 import {
   addressKey,
   addressOf,
@@ -83,6 +83,8 @@ export interface CreateSubmissionInput {
 export type SubmissionSettlement =
   { status: "done"; answer: EntryId } | { status: "unanswered"; reason: string; detail?: Json };
 
+/** A value written whole: its own levels count toward MAX_JSON_DEPTH. */
+const VALUE = { depth: 0 } as const;
 const ENTRY_FIELDS = new Set(["kind", "data", "model", "head", "edits", "byTaskId"]);
 const SCAN_PAGE = 256;
 
@@ -559,7 +561,8 @@ export class Transaction {
         throw new TypeError(
           `entry.${key}: not an entry field (kind, data, model, head, edits, byTaskId)`,
         );
-    const fields = copyJson(input, "entry") as unknown as AppendEntryInput;
+    // The input object is a wrapper, not a value: data, model and edits get 256 levels each.
+    const fields = copyJson(input, "entry", { depth: -1 }) as unknown as AppendEntryInput;
     if (typeof fields.kind !== "string" || fields.kind === "")
       throw new TypeError("entry.kind: must be a non-empty string");
     if (fields.head !== undefined) checkId("entry.head", fields.head);
@@ -607,8 +610,8 @@ export class Transaction {
       throw new TypeError("createTask: not a task definition ({ name, version, initial })");
     if (!Number.isSafeInteger(token.version) || token.version < 1)
       throw new TypeError(`task "${token.name}": version must be a positive integer`);
-    const frozenInput = deepFreeze(copyJson(input, "task.input")) as I;
-    const checkpoint = copyJson(token.initial(frozenInput), "task.checkpoint");
+    const frozenInput = deepFreeze(copyJson(input, "task.input", VALUE)) as I;
+    const checkpoint = copyJson(token.initial(frozenInput), "task.checkpoint", VALUE);
     const owner = await this.ownerOf(options?.ownership);
     const conversationId = options.conversationId ?? owner?.conversationId;
     if (conversationId === undefined)
@@ -637,7 +640,7 @@ export class Transaction {
    */
   async putTask(record: TaskRecord): Promise<TaskRecord> {
     this.beginWrite();
-    const copy = copyJson(record, "task") as unknown as TaskRecord;
+    const copy = copyTaskRecord(record);
     checkTaskRecord(copy);
     const previous = await this.requireTask(copy.id);
     if (previous.conversationId !== copy.conversationId)
@@ -671,7 +674,7 @@ export class Transaction {
       throw new TypeError(`submission.type: must be "input" or "write"`);
     if (input.requestId !== undefined && typeof input.requestId !== "string")
       throw new TypeError("submission.requestId: must be a string");
-    const content = copyJson(input.content, "submission.content");
+    const content = copyJson(input.content, "submission.content", VALUE);
     await this.requireConversation(conversationId);
     const id = (await this.mint()) as SubmissionId;
     return this.pushSubmission({
@@ -720,7 +723,7 @@ export class Transaction {
       const detail =
         settlement.detail === undefined
           ? undefined
-          : copyJson(settlement.detail, "submission.detail");
+          : copyJson(settlement.detail, "submission.detail", VALUE);
       return this.pushSubmission({
         ...submission,
         status: "unanswered",
@@ -806,6 +809,7 @@ export class Transaction {
       const initial = copyJson(
         token.family ? token.initial(seed) : token.initial(),
         `${token.kind} (initial)`,
+        VALUE,
       );
       if (typeof initial !== "object" || initial === null)
         throw new TypeError(`${token.kind}: initial must return a JSON object or array`);
