@@ -284,7 +284,7 @@ export class Session {
       }
       const settling = tx.whenSettled();
       if (settling) await settling;
-      // Any failed operation fails the commit whole, however the callback awaited or caught it.
+      // A failed write fails the commit whole, however the callback awaited or caught it.
       const failed = tx.operationFailure;
       if (failed) throw failed.error;
       this.throwIfFailed();

@@ -184,7 +184,7 @@ export class Transaction {
   private settled = false;
   /** Operations started and not yet settled (a counter: the hot path pays no Set or array per operation). */
   private pending = 0;
-  /** The first operation that failed, in the order they failed; it fails the whole commit. */
+  /** The first write that failed, in the order they failed; it fails the whole commit. */
   private failure: { readonly error: unknown } | undefined;
   /** Wakes `whenSettled` once `pending` reaches zero. */
   private wake: (() => void) | undefined;
@@ -228,7 +228,7 @@ export class Transaction {
     });
   }
 
-  /** @internal The first failure of an operation this transaction started, if any failed. */
+  /** @internal The first failure of a write this transaction started, if any failed. */
   get operationFailure(): { readonly error: unknown } | undefined {
     return this.failure;
   }
