@@ -4,6 +4,8 @@ import type { FaultInjector } from "./faults.js";
 /** The session-level rule groups, DESIGN section 5. */
 export type SessionRule =
   | "atomic commits"
+  | "operation failures"
+  | "value limits"
   | "storage failure"
   | "read failures"
   | "group commit"

@@ -7,11 +7,15 @@ import { deferredProgress } from "./deferred-progress.js";
 import { documents } from "./documents.js";
 import { FaultInjector } from "./faults.js";
 import { groupCommit } from "./group-commit.js";
+import { operationFailures } from "./operation-failures.js";
 import { readFailures } from "./read-failures.js";
 import { storageFailure } from "./storage-failure.js";
+import { valueLimits } from "./value-limits.js";
 
 const GROUPS: readonly SessionRuleGroup[] = [
   atomicCommits,
+  operationFailures,
+  valueLimits,
   storageFailure,
   readFailures,
   groupCommit,

@@ -1,4 +1,10 @@
-import { defineDoc, ROOT_CONVERSATION_ID, Session, type EntryRecord } from "@durably/core";
+import {
+  defineDoc,
+  ROOT_CONVERSATION_ID,
+  Session,
+  type EntryRecord,
+  type Json,
+} from "@durably/core";
 import type { Check } from "../storage/support.js";
 import { FaultInjector } from "./faults.js";
 
@@ -36,4 +42,16 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 export function nameOf(error: unknown): string {
   return error instanceof Error ? error.name : String(error);
+}
+
+/** `levels` arrays around `leaf`: nested(0) is the leaf, nested(2) is [[leaf]]. Built without recursion. */
+export function nested(levels: number, leaf: Json = 0): Json {
+  let value: Json = leaf;
+  for (let i = 0; i < levels; i++) value = [value];
+  return value;
+}
+
+/** The path suffix of `n` first-element steps: `[0][0]...`. */
+export function firstElements(n: number): string {
+  return "[0]".repeat(n);
 }

@@ -23,6 +23,7 @@ export function migrateValue(token: AnyDocToken, value: DocValue, fromVersion: n
   const next = copyJson(
     token.migrate(cloneJson(value), fromVersion),
     `${token.kind} (migrated from version ${fromVersion})`,
+    { depth: 0 },
   );
   if (typeof next !== "object" || next === null)
     throw new TypeError(`${token.kind}: migrate must return a JSON object or array`);

@@ -131,7 +131,7 @@ export class DraftTracker {
   /** Replaces the whole value (`["r", value]`); earlier views of this draft are revoked. */
   replace(value: unknown): DocValue {
     this.checkLive();
-    const copied = copyJson(value, this.label);
+    const copied = copyJson(value, this.label, { depth: 0 });
     if (!isContainer(copied))
       throw new TypeError(`${this.label}: a document must be a JSON object or array`);
     const frozen = deepFreeze(copied);
@@ -244,8 +244,9 @@ export class DraftTracker {
     return child.proxy;
   }
 
+  /** A value placed at `path`: the document counts as a whole, so the containers above it count too. */
   private freezeCopy(value: unknown, path: readonly PathSegment[]): Json {
-    return deepFreeze(copyJson(value, this.where(path)));
+    return deepFreeze(copyJson(value, this.where(path), { depth: path.length }));
   }
 
   private assign(state: NodeState, key: PathSegment, value: unknown): void {

@@ -277,10 +277,16 @@ export class Session {
       try {
         value = await request.callback(tx);
       } catch (error) {
-        await tx.drain().catch(() => undefined); // the callback's own error is the one to report
+        // Wait for what it started (nothing of it may run on after the discard); the callback's own error is reported.
+        const settling = tx.whenSettled();
+        if (settling) await settling;
         throw error;
       }
-      await tx.drain();
+      const settling = tx.whenSettled();
+      if (settling) await settling;
+      // A failed write fails the commit whole, however the callback awaited or caught it.
+      const failed = tx.operationFailure;
+      if (failed) throw failed.error;
       this.throwIfFailed();
       prepared = await tx.seal();
       this.throwIfFailed();
@@ -472,7 +478,14 @@ export class Session {
     this.deferredTimer = undefined;
   }
 
-  /** Hands pending deferred commits to the flusher, coalesced; resolves once they are stored. */
+  /**
+   * Hands pending deferred commits to the flusher, coalesced; resolves once
+   * they are stored. Several callers start a flush without awaiting it (the
+   * timer, an ordinary commit, a seq lookup): the returned promise is marked
+   * handled, so a failed storage call surfaces through the commits and the
+   * failed state, never as an unhandled rejection; awaiting callers still
+   * see the rejection.
+   */
   private flushDeferred(): Promise<void> {
     this.clearDeferredTimer();
     if (this.deferredLayers.length === 0 || this.failure) return Promise.resolve();
@@ -486,7 +499,9 @@ export class Session {
       const items = group.layers.map((layer) => this.itemOf.get(layer) as LineItem);
       this.pipeline.enqueue({ writes: group.writes, items, deferred: true, done });
     }
-    return Promise.all(waits).then(() => undefined);
+    const stored = Promise.all(waits).then(() => undefined);
+    stored.catch(() => undefined);
+    return stored;
   }
 
   private deferredTouches(key: string): boolean {

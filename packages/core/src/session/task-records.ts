@@ -1,3 +1,11 @@
+import {
+  checkJson,
+  formatPath,
+  MAX_JSON_DEPTH,
+  type Json,
+  type JsonObject,
+} from "../domain/json.js";
+import { copyJsonMeasured, NestingTooDeep } from "../domain/json-copy.js";
 import type { TaskRecord } from "../domain/records.js";
 import type { TaskQuery } from "../storage/port.js";
 
@@ -5,6 +13,52 @@ const STATUSES = new Set(["pending", "running", "waiting", "completing", "termin
 
 export function isTerminal(task: TaskRecord): boolean {
   return task.state.status === "terminal";
+}
+
+/** A memo's value sits three levels below the record (task, memos, the memo's entry). */
+const MEMO_VALUE_LEVELS = 3;
+const VALUE = { depth: 0 } as const;
+
+/**
+ * Copies a whole task record (strict JSON, -0 as 0). Its values (input,
+ * checkpoint, outcome, each memo's fields, any other field) may each nest
+ * 256 levels, so the record itself may nest deeper. One walk does it: the
+ * record is copied with room for the deepest-placed value, and only a record
+ * deeper than the shallowest-placed value allows is checked field by field.
+ */
+export function copyTaskRecord(record: unknown): TaskRecord {
+  let copied: { value: Json; deepest: number };
+  try {
+    copied = copyJsonMeasured(record, "task", { depth: -MEMO_VALUE_LEVELS });
+  } catch (error) {
+    // Too deep even for a memo value: name the first level beyond the limit of the value at fault.
+    if (error instanceof NestingTooDeep && typeof record === "object" && record !== null)
+      checkTaskValues(record as JsonObject);
+    throw error;
+  }
+  const { value, deepest } = copied;
+  // A top-level field starts at level 2: a record no deeper than that allows holds no value too deep.
+  if (deepest > 1 + MAX_JSON_DEPTH && typeof value === "object" && value !== null)
+    checkTaskValues(value as JsonObject);
+  return value as unknown as TaskRecord;
+}
+
+/** Every value in a copied task record, each counted from where it starts. */
+function checkTaskValues(task: JsonObject): void {
+  const fields = (holder: Json | undefined, root: string, skip: readonly string[] = []): void => {
+    if (typeof holder !== "object" || holder === null || Array.isArray(holder)) {
+      checkJson(holder, root, VALUE);
+      return;
+    }
+    for (const key of Object.keys(holder))
+      if (!skip.includes(key)) checkJson(holder[key], formatPath(root, [key]), VALUE);
+  };
+  fields(task, "task", ["state", "memos"]);
+  if (task.state !== undefined) fields(task.state, "task.state");
+  const memos = task.memos;
+  if (typeof memos === "object" && memos !== null && !Array.isArray(memos)) {
+    for (const key of Object.keys(memos)) fields(memos[key], formatPath("task.memos", [key]));
+  } else if (memos !== undefined) checkJson(memos, "task.memos", VALUE);
 }
 
 /** The shape checks of a whole task replacement, naming the field at fault. */

@@ -45,7 +45,7 @@ import type {
   DocState,
   PreparedCommit,
 } from "./prepared.js";
-import { checkTaskRecord, isTerminal, matchesTaskQuery } from "./task-records.js";
+import { checkTaskRecord, copyTaskRecord, isTerminal, matchesTaskQuery } from "./task-records.js";
 import {
   addressKey,
   addressOf,
@@ -83,6 +83,8 @@ export interface CreateSubmissionInput {
 export type SubmissionSettlement =
   { status: "done"; answer: EntryId } | { status: "unanswered"; reason: string; detail?: Json };
 
+/** A value written whole: its own levels count toward MAX_JSON_DEPTH. */
+const VALUE = { depth: 0 } as const;
 const ENTRY_FIELDS = new Set(["kind", "data", "model", "head", "edits", "byTaskId"]);
 const SCAN_PAGE = 256;
 
@@ -180,31 +182,55 @@ export class Transaction {
 
   /** Set when the callback settled: no new operation may start, started ones may finish. */
   private settled = false;
-  /** Operations the callback started; sealing waits for those it did not await. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Operations started and not yet settled (a counter: the hot path pays no Set or array per operation). */
+  private pending = 0;
+  /** The first write that failed, in the order they failed; it fails the whole commit. */
+  private failure: { readonly error: unknown } | undefined;
+  /** Wakes `whenSettled` once `pending` reaches zero. */
+  private wake: (() => void) | undefined;
+  // One pair of handlers per transaction, not a closure per operation.
+  private readonly onOperationDone = (): void => {
+    if (--this.pending === 0 && this.wake !== undefined) this.wake();
+  };
+  private readonly onOperationFailed = (error: unknown): void => {
+    this.failure ??= { error };
+    this.onOperationDone();
+  };
 
-  /** @internal Registers an operation so `drain` can wait for it (see TRACKED_OPERATIONS). */
-  track<T>(operation: Promise<T>): Promise<T> {
-    this.inFlight.add(operation);
-    const done = (): void => {
-      this.inFlight.delete(operation);
-    };
-    operation.then(done, done);
+  /**
+   * @internal Registers an operation (see TRACKED_WRITES). A write's failure
+   * is recorded when it happens, so a failure that settled long before the
+   * callback returned still fails the commit, whether or not the callback
+   * awaited or caught it. Observing it here also keeps an un-awaited failure
+   * from becoming an unhandled rejection: the commit reports it.
+   */
+  track<T>(operation: Promise<T>, failsCommit: boolean): Promise<T> {
+    this.pending++;
+    operation.then(
+      this.onOperationDone,
+      failsCommit ? this.onOperationFailed : this.onOperationDone,
+    );
     return operation;
   }
 
   /**
-   * Called once the callback settled. A write the callback started but did
-   * not await still belongs to this commit: wait for it rather than drop it
-   * silently, and fail the commit with its error if it failed.
+   * @internal Called once the callback settled: no operation may start any
+   * more. Returns `null` when every started operation has settled already
+   * (the common case, no extra await), else a promise that resolves once
+   * they have. A write the callback started but did not await still belongs
+   * to this commit: it is waited for rather than dropped.
    */
-  async drain(): Promise<void> {
+  whenSettled(): Promise<void> | null {
     this.settled = true;
-    while (this.inFlight.size > 0) {
-      const results = await Promise.allSettled([...this.inFlight]);
-      const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failure) throw failure.reason;
-    }
+    if (this.pending === 0) return null;
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  /** @internal The first failure of a write this transaction started, if any failed. */
+  get operationFailure(): { readonly error: unknown } | undefined {
+    return this.failure;
   }
 
   private beginRead(what: string): void {
@@ -535,7 +561,8 @@ export class Transaction {
         throw new TypeError(
           `entry.${key}: not an entry field (kind, data, model, head, edits, byTaskId)`,
         );
-    const fields = copyJson(input, "entry") as unknown as AppendEntryInput;
+    // The input object is a wrapper, not a value: data, model and edits get 256 levels each.
+    const fields = copyJson(input, "entry", { depth: -1 }) as unknown as AppendEntryInput;
     if (typeof fields.kind !== "string" || fields.kind === "")
       throw new TypeError("entry.kind: must be a non-empty string");
     if (fields.head !== undefined) checkId("entry.head", fields.head);
@@ -583,8 +610,8 @@ export class Transaction {
       throw new TypeError("createTask: not a task definition ({ name, version, initial })");
     if (!Number.isSafeInteger(token.version) || token.version < 1)
       throw new TypeError(`task "${token.name}": version must be a positive integer`);
-    const frozenInput = deepFreeze(copyJson(input, "task.input")) as I;
-    const checkpoint = copyJson(token.initial(frozenInput), "task.checkpoint");
+    const frozenInput = deepFreeze(copyJson(input, "task.input", VALUE)) as I;
+    const checkpoint = copyJson(token.initial(frozenInput), "task.checkpoint", VALUE);
     const owner = await this.ownerOf(options?.ownership);
     const conversationId = options.conversationId ?? owner?.conversationId;
     if (conversationId === undefined)
@@ -613,7 +640,7 @@ export class Transaction {
    */
   async putTask(record: TaskRecord): Promise<TaskRecord> {
     this.beginWrite();
-    const copy = copyJson(record, "task") as unknown as TaskRecord;
+    const copy = copyTaskRecord(record);
     checkTaskRecord(copy);
     const previous = await this.requireTask(copy.id);
     if (previous.conversationId !== copy.conversationId)
@@ -647,7 +674,7 @@ export class Transaction {
       throw new TypeError(`submission.type: must be "input" or "write"`);
     if (input.requestId !== undefined && typeof input.requestId !== "string")
       throw new TypeError("submission.requestId: must be a string");
-    const content = copyJson(input.content, "submission.content");
+    const content = copyJson(input.content, "submission.content", VALUE);
     await this.requireConversation(conversationId);
     const id = (await this.mint()) as SubmissionId;
     return this.pushSubmission({
@@ -696,7 +723,7 @@ export class Transaction {
       const detail =
         settlement.detail === undefined
           ? undefined
-          : copyJson(settlement.detail, "submission.detail");
+          : copyJson(settlement.detail, "submission.detail", VALUE);
       return this.pushSubmission({
         ...submission,
         status: "unanswered",
@@ -782,6 +809,7 @@ export class Transaction {
       const initial = copyJson(
         token.family ? token.initial(seed) : token.initial(),
         `${token.kind} (initial)`,
+        VALUE,
       );
       if (typeof initial !== "object" || initial === null)
         throw new TypeError(`${token.kind}: initial must return a JSON object or array`);
@@ -1165,10 +1193,13 @@ function incarnationRecord(
 }
 
 /**
- * The asynchronous operations of `Transaction`. Each is wrapped once, here,
- * so that sealing can wait for the ones a callback forgot to await.
+ * The asynchronous operations of `Transaction`, each wrapped once, here, so
+ * that sealing waits for the ones a callback forgot to await. A failed write
+ * (anything that adds to the batch, documents included) fails the whole
+ * commit, caught or not. A failed read fails only itself: it adds nothing, so
+ * the callback may handle it and go on (a bad cursor, ReadAfterWrite).
  */
-const TRACKED_OPERATIONS = [
+const TRACKED_READS = [
   "conversation",
   "entry",
   "task",
@@ -1179,6 +1210,9 @@ const TRACKED_OPERATIONS = [
   "scanTasks",
   "scanConversations",
   "scanSubmissions",
+] as const satisfies readonly (keyof Transaction)[];
+
+const TRACKED_WRITES = [
   "createConversation",
   "forkConversation",
   "appendEntry",
@@ -1191,7 +1225,7 @@ const TRACKED_OPERATIONS = [
   "retireDoc",
 ] as const satisfies readonly (keyof Transaction)[];
 
-for (const name of TRACKED_OPERATIONS) {
+function wrap(name: keyof Transaction, failsCommit: boolean): void {
   const operation = Reflect.get(Transaction.prototype, name) as (
     this: Transaction,
     ...args: unknown[]
@@ -1200,7 +1234,10 @@ for (const name of TRACKED_OPERATIONS) {
     configurable: true,
     writable: true,
     value: function (this: Transaction, ...args: unknown[]): Promise<unknown> {
-      return this.track(operation.apply(this, args));
+      return this.track(operation.apply(this, args), failsCommit);
     },
   });
 }
+
+for (const name of TRACKED_READS) wrap(name, false);
+for (const name of TRACKED_WRITES) wrap(name, true);

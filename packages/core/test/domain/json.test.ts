@@ -6,6 +6,8 @@ import {
   copyJson,
   formatPath,
   jsonEqual,
+  MAX_JSON_DEPTH,
+  STORAGE_WRITE_LEVELS,
   type Json,
 } from "../../src/index.js";
 
@@ -146,6 +148,72 @@ describe("copyJson copies strict JSON", () => {
     expect(clone).toEqual(value);
     (clone as { a: { b: number }[] }).a[0]!.b = 2;
     expect(value).toEqual({ a: [{ b: 1 }] });
+  });
+});
+
+/** `levels` arrays around 0, built without recursion. */
+function nested(levels: number): Json {
+  let value: Json = 0;
+  for (let i = 0; i < levels; i++) value = [value];
+  return value;
+}
+
+describe("copyJson and checkJson limit nesting depth", () => {
+  it("accept 256 levels counted from the value and refuse 257, naming the first level too deep", () => {
+    expect(MAX_JSON_DEPTH).toBe(256);
+    expect(copyJson(nested(256), "v", { depth: 0 })).toEqual(nested(256));
+    for (const run of [
+      () => copyJson(nested(257), "v", { depth: 0 }),
+      () => checkJson(nested(257), "v", { depth: 0 }),
+    ])
+      expect(run).toThrow(new TypeError(`v${"[0]".repeat(256)}: nesting deeper than 256 levels`));
+  });
+
+  it("count the levels around the value: a document path, or a wrapper that is not a value", () => {
+    expect(() => copyJson(nested(56), "doc.at", { depth: 200 })).not.toThrow();
+    expect(() => copyJson(nested(57), "doc.at", { depth: 200 })).toThrow(
+      `doc.at${"[0]".repeat(56)}: nesting deeper than 256 levels`,
+    );
+    expect(() => copyJson({ data: nested(256) }, "entry", { depth: -1 })).not.toThrow();
+    expect(() => copyJson({ data: nested(257) }, "entry", { depth: -1 })).toThrow(
+      `entry.data${"[0]".repeat(256)}: nesting deeper than 256 levels`,
+    );
+  });
+
+  it("without a depth allow the bound of a whole storage write, so adapters copying writes accept every accepted value", () => {
+    const bound = MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS;
+    expect(() => copyJson(nested(bound))).not.toThrow();
+    expect(() => copyJson(nested(bound + 1), "write")).toThrow(
+      `write${"[0]".repeat(bound)}: nesting deeper than ${bound} levels`,
+    );
+  });
+
+  it("stop before recursing, so a value nested 100,000 levels gives the TypeError, not a stack overflow", () => {
+    const deep = nested(100_000);
+    expect(() => copyJson(deep)).toThrow(TypeError);
+    expect(() => checkJson(deep, "v", { depth: 0 })).toThrow(TypeError);
+    const objects: Record<string, unknown> = {};
+    let node = objects;
+    for (let i = 0; i < 100_000; i++) node = node.a = {};
+    expect(() => copyJson(objects, "v", { depth: 0 })).toThrow(
+      `v${".a".repeat(256)}: nesting deeper than 256 levels`,
+    );
+  });
+
+  it("report a cycle as a cycle, not as nesting", () => {
+    const node: Record<string, unknown> = {};
+    node.self = node;
+    expect(() => copyJson(node, "v", { depth: 0 })).toThrow("v.self: a cycle is not JSON");
+  });
+});
+
+describe("copyJson normalises negative zero", () => {
+  it("copies -0 as 0 at the root, in arrays and in objects", () => {
+    expect(Object.is(copyJson(-0), 0)).toBe(true);
+    const copy = copyJson({ a: -0, b: [-0, 1] }) as { a: number; b: number[] };
+    expect(Object.is(copy.a, 0)).toBe(true);
+    expect(Object.is(copy.b[0], 0)).toBe(true);
+    expect(JSON.stringify(copy)).toBe('{"a":0,"b":[0,1]}');
   });
 });
 
