@@ -1,4 +1,4 @@
-import { SessionFailed, TaskFaulted, TaskStateError, UnknownRecord } from "../domain/errors.js";
+import { SessionFailed, TaskFaulted, TaskStateError } from "../domain/errors.js";
 import type { ConversationId, TaskId } from "../domain/ids.js";
 import { jsonEqual, type Json } from "../domain/json.js";
 import type { TaskOutcome, TaskRecord, TaskStatus } from "../domain/records.js";
@@ -7,18 +7,25 @@ import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
 import type { AnyTaskDefinition } from "./define-task.js";
+import { readClock } from "./clock.js";
 import { errorInfo } from "./error-info.js";
 import { TaskRuntime, viewOf, type RuntimeHost } from "./runtime.js";
 import { TaskIndex } from "./task-index.js";
+import { TerminalWaiters } from "./terminal-waiters.js";
 import {
+  abortIn,
   finalizeIn,
   finishRunningIn,
   markChildrenIn,
+  missingCode,
+  orphanIn,
   parkIn,
   propagatesAbort,
   recoverIn,
   reserveIn,
+  type Stamp,
 } from "./transitions.js";
+import { cycleError, cycleInIndex, faultWaitCycleIn, newWaitEdges } from "./wait-graph.js";
 
 export interface SchedulerOptions {
   /** Most tasks run at once (phases and abort handlers). Default 32. */
@@ -43,6 +50,13 @@ export interface TaskInspection {
   readonly active: boolean;
   /** Why this scheduler cannot move the task on (no definition, a newer version, a failing hook...). */
   readonly blocked?: string;
+  /**
+   * The live tasks it waits for before it can move on, ascending: its live
+   * owned tasks when it is abort-marked or `completing`, else the live tasks
+   * of its `waiting` state; plus those its phase awaits with
+   * `rt.waitForTask`. Absent when none.
+   */
+  readonly waitingOn?: readonly TaskId[];
 }
 
 export interface SchedulerInspection {
@@ -64,6 +78,10 @@ interface Run {
 
 type Resolvers<T> = { resolve: (value: T) => void; reject: (error: unknown) => void };
 
+function ascending(ids: Iterable<number>): TaskId[] {
+  return ([...ids] as TaskId[]).sort((a, b) => a - b);
+}
+
 const DEFAULT_CONCURRENCY = 32;
 const PAGE = 256;
 const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
@@ -78,8 +96,9 @@ function stopReason(): DOMException {
 }
 
 /**
- * Runs the tasks of one session (DESIGN 6): durable reservation, phases off
- * the commit line, waiting on tasks, abort, `completing`, recovery. One
+ * Runs the tasks of one session: durable reservation, phases off the commit
+ * line, waiting on tasks (a wait that closes a cycle faults), abort,
+ * `completing`, recovery. One
  * scheduler per session at a time; `start()` assumes nothing else runs the
  * session's tasks (storage adapters take a single-owner lock).
  */
@@ -93,12 +112,19 @@ export class Scheduler {
   private readonly runs = new Map<number, Run>();
   private readonly inFlight = new Set<number>();
   private readonly recheck = new Set<number>();
+  /** Tasks to evaluate again once a transition of another task (the key) is done. */
+  private readonly checkAfter = new Map<number, Set<number>>();
   private readonly toCheck = new Set<number>();
   private readonly runnable = new Set<number>();
   private reserving = 0;
   private readonly stuck = new Map<number, string>();
   private readonly work = new Set<Promise<unknown>>();
-  private readonly terminalWaiters = new Map<number, Set<Resolvers<TaskRecord>>>();
+  private readonly waits = new TerminalWaiters();
+  /** Seq of the commit that stored each live `waiting` state (0: loaded at start). */
+  private readonly waitSeq = new Map<number, number>();
+  /** Waiting states not yet checked for closing a wait cycle. */
+  private readonly newWaits = new Set<number>();
+  private readonly stamp: Stamp;
   private drainWaiters = new Set<() => void>();
   private idleWaiters: Resolvers<void>[] = [];
   private pumpQueued = false;
@@ -131,10 +157,12 @@ export class Scheduler {
           `durably scheduler${taskId === undefined ? "" : ` (task ${taskId})`}:`,
           error,
         ));
+    this.stamp = (taskId, what) => readClock(session, `task ${taskId} ${what}`);
     this.host = {
       session,
       hasLiveChildren: (id) => this.index.hasLiveChildren(id),
-      waitForTerminal: (id, signal) => this.waitForTask(id, { signal }),
+      awaitTask: (caller, id, signal) => this.awaitTask(caller, id, signal),
+      stamp: this.stamp,
     };
   }
 
@@ -154,6 +182,8 @@ export class Scheduler {
     this.failure = undefined;
     this.index = new TaskIndex();
     this.stuck.clear();
+    this.waitSeq.clear();
+    this.newWaits.clear();
     const early: CommitEvent[] = [];
     let buffering = true;
     try {
@@ -179,7 +209,10 @@ export class Scheduler {
     }
     buffering = false;
     this.phase = "started";
-    for (const task of this.index.values()) this.toCheck.add(task.id);
+    for (const task of this.index.values()) {
+      this.toCheck.add(task.id);
+      if (task.state.status === "waiting") this.noteWait(task.id, 0);
+    }
     for (const event of early) this.onCommit(event);
     this.schedulePump();
   }
@@ -214,49 +247,37 @@ export class Scheduler {
    * `rt.signal` abort; owned live tasks are aborted first; then the
    * definition's `abort` handler runs and the task ends `aborted`. A task
    * already `completing` keeps its outcome (its work is done; its owned tasks
-   * are aborted). Resolves false when the task is already terminal.
+   * are aborted). A task this process has no code for (its kind is not
+   * registered, or it is stored at a newer version) ends `orphaned` with the
+   * reason once it owns no live task, running none of its code. Resolves
+   * false when the task is already terminal.
    */
   async abortTask(id: TaskId, options?: CallOptions): Promise<boolean> {
-    return this.session.commit(async (tx) => {
-      const task = await tx.task(id);
-      if (!task) throw new UnknownRecord(`abortTask: task ${id} does not exist`);
-      if (task.state.status === "terminal") return false;
-      if (!task.abortRequested) await tx.putTask({ ...task, abortRequested: true });
-      return true;
-    }, options);
+    return this.session.commit((tx) => abortIn(tx, id, this.definitions, this.stamp), options);
   }
 
   /** Resolves with the task's record once it is terminal. */
   waitForTask(id: TaskId, options?: CallOptions): Promise<TaskRecord> {
-    const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<TaskRecord>((resolve, reject) => {
-      let set = this.terminalWaiters.get(id);
-      if (!set) this.terminalWaiters.set(id, (set = new Set()));
-      const waiters = set;
-      const onAbort = (): void => done(() => reject(signal?.reason as Error));
-      const done = (settle: () => void): void => {
-        if (!waiters.delete(entry)) return;
-        if (waiters.size === 0 && this.terminalWaiters.get(id) === waiters)
-          this.terminalWaiters.delete(id);
-        signal?.removeEventListener("abort", onAbort);
-        settle();
-      };
-      const entry: Resolvers<TaskRecord> = {
-        resolve: (task) => done(() => resolve(task)),
-        reject: (error) => done(() => reject(asError(error))),
-      };
-      waiters.add(entry);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      // Registered before the read, so a terminal commit in between is not missed.
-      this.session.read.task(id).then(
-        (task) => {
-          if (!task) entry.reject(new UnknownRecord(`task ${id} does not exist`));
-          else if (task.state.status === "terminal") entry.resolve(task);
-        },
-        (error: unknown) => entry.reject(error),
+    return this.waits.wait(id, () => this.session.read.task(id), options?.signal);
+  }
+
+  /** `rt.waitForTask`: a phase of `caller` awaits `id`, refused when `id` waits on `caller`. */
+  private awaitTask(
+    caller: TaskId,
+    id: TaskId,
+    signal: AbortSignal | undefined,
+  ): Promise<TaskRecord> {
+    const kind = this.index.get(caller)?.kind ?? "unknown";
+    if (id === caller)
+      return Promise.reject(
+        new TaskFaulted(
+          `task ${caller} ("${kind}"): rt.waitForTask on itself would never end (a task ends after its phase returns)`,
+        ),
       );
-    });
+    const first = newWaitEdges(caller, [id], "awaits", (to) => this.index.get(to)?.owner);
+    const cycle = cycleInIndex(this.index, (t) => this.waits.awaitsOf(t), caller, first);
+    if (cycle) return Promise.reject(cycleError({ id: caller, kind }, cycle));
+    return this.waits.wait(id, () => this.session.read.task(id), signal, caller);
   }
 
   /** Every task that is not terminal, with whether it is active here and why it is blocked. */
@@ -274,6 +295,7 @@ export class Scheduler {
         abortRequested: task.abortRequested,
         active: this.runs.has(task.id) || this.inFlight.has(task.id),
         ...(blocked !== undefined ? { blocked } : {}),
+        ...this.waitingOn(task),
       });
     }
     tasks.sort((a, b) => a.id - b.id);
@@ -317,6 +339,16 @@ export class Scheduler {
     });
   }
 
+  private waitingOn(task: TaskRecord): { waitingOn?: readonly TaskId[] } {
+    const ids = new Set<number>(this.waits.awaitsOf(task.id));
+    const state = task.state;
+    if (task.abortRequested || state.status === "completing")
+      for (const child of this.index.liveChildIds(task.id)) ids.add(child);
+    else if (state.status === "waiting")
+      for (const on of state.on) if (this.index.get(on)) ids.add(on);
+    return ids.size > 0 ? { waitingOn: ascending(ids) } : {};
+  }
+
   // ---- events -------------------------------------------------------------
 
   private onCommit(event: CommitEvent): void {
@@ -325,11 +357,18 @@ export class Scheduler {
       if (write.type !== "task") continue;
       touched = true;
       const task = write.value;
+      const before = this.index.get(task.id)?.state;
       for (const id of this.index.observe(task)) this.toCheck.add(id);
+      if (task.state.status === "waiting") {
+        const same = before?.status === "waiting" && jsonEqual(before.on, task.state.on);
+        if (!same) this.noteWait(task.id, event.seq);
+      } else {
+        this.waitSeq.delete(task.id);
+        this.newWaits.delete(task.id);
+      }
       if (task.state.status === "terminal") {
         this.runnable.delete(task.id);
-        const waiters = this.terminalWaiters.get(task.id);
-        if (waiters) for (const waiter of [...waiters]) waiter.resolve(task);
+        this.waits.resolveTerminal(task);
       }
       const run = this.runs.get(task.id);
       if (run && task.abortRequested && !run.abortSeen) {
@@ -343,6 +382,11 @@ export class Scheduler {
     if (!touched) return;
     this.releaseDrainWaiters();
     this.schedulePump();
+  }
+
+  private noteWait(id: number, seq: number): void {
+    this.waitSeq.set(id, seq);
+    this.newWaits.add(id);
   }
 
   private releaseDrainWaiters(): void {
@@ -390,10 +434,8 @@ export class Scheduler {
   private blockedReason(task: TaskRecord): string | undefined {
     const stuck = this.stuck.get(task.id);
     if (stuck !== undefined) return stuck;
-    const definition = this.definitions.get(task.kind);
-    if (!definition) return `no task definition registered for kind "${task.kind}"`;
-    if (task.version > definition.version)
-      return `stored at version ${task.version}, newer than the registered definition (version ${definition.version})`;
+    const missing = missingCode(task, this.definitions);
+    if (missing !== undefined) return missing;
     if (task.state.status === "running" && !this.runs.has(task.id) && !this.inFlight.has(task.id))
       return "running, but not run by this scheduler (it returns to pending at the next start)";
     return undefined;
@@ -414,26 +456,74 @@ export class Scheduler {
       void this.transition(id as TaskId, (tx) => markChildrenIn(tx, id as TaskId));
       return;
     }
-    if (this.runs.has(id) || this.blockedReason(task) !== undefined) return;
+    if (this.runs.has(id)) return;
     const drained = !this.index.hasLiveChildren(id);
+    if (
+      task.abortRequested &&
+      drained &&
+      task.state.status !== "completing" &&
+      missingCode(task, this.definitions) !== undefined
+    ) {
+      // Aborted, owned work done, and no code here to run its handler: it ends orphaned.
+      void this.transition(id as TaskId, (tx) =>
+        orphanIn(tx, id as TaskId, this.definitions, this.stamp),
+      );
+      return;
+    }
+    if (this.blockedReason(task) !== undefined) return;
     switch (task.state.status) {
       case "pending":
         if (!task.abortRequested || drained) this.runnable.add(id);
         break;
       case "waiting":
+        if (this.newWaits.has(id) && this.faultCycleClosedBy(task)) break;
         if (task.abortRequested ? drained : this.index.maybeSettled(task)) this.runnable.add(id);
         break;
       case "completing":
         if (drained) {
           const definition = this.definitions.get(task.kind) as AnyTaskDefinition;
           void this.transition(id as TaskId, (tx) =>
-            finalizeIn(tx, id as TaskId, definition, this.session.clock()),
+            finalizeIn(tx, id as TaskId, definition, this.stamp),
           );
         }
         break;
       default:
         break;
     }
+  }
+
+  /**
+   * Checks a new `waiting` state for a wait cycle (the index suspects, the
+   * commit decides). If it closes one, the wait on the cycle stored last
+   * (usually this one) is faulted, which breaks it. Returns whether a cycle
+   * was found.
+   */
+  private faultCycleClosedBy(task: TaskRecord): boolean {
+    this.newWaits.delete(task.id);
+    if (task.abortRequested || task.state.status !== "waiting") return false;
+    const awaitsOf = (id: number): readonly number[] => this.waits.awaitsOf(id);
+    const first = newWaitEdges(task.id, task.state.on, "waits on", (to) => this.index.get(to)?.owner);
+    const cycle = cycleInIndex(this.index, awaitsOf, task.id, first);
+    if (!cycle) return false;
+    let closer = task.id as number;
+    for (const edge of cycle)
+      if (edge.how === "waits on" && (this.waitSeq.get(edge.from) ?? 0) > (this.waitSeq.get(closer) ?? 0))
+        closer = edge.from;
+    const record = this.index.get(closer);
+    const definition = record && this.definitions.get(record.kind);
+    if (!record || !definition || this.blockedReason(record) !== undefined) return true;
+    if (this.inFlight.has(closer)) {
+      // One transition per task at a time: look again once that one is done.
+      this.newWaits.add(task.id);
+      let after = this.checkAfter.get(closer);
+      if (!after) this.checkAfter.set(closer, (after = new Set()));
+      after.add(task.id);
+      return true;
+    }
+    void this.transition(closer as TaskId, (tx) =>
+      faultWaitCycleIn(tx, closer as TaskId, definition, awaitsOf, this.stamp),
+    );
+    return true;
   }
 
   /** Runs one scheduler commit for a task, at most one at a time per task. */
@@ -452,6 +542,8 @@ export class Scheduler {
       .finally(() => {
         this.inFlight.delete(id);
         if (this.recheck.delete(id)) this.toCheck.add(id);
+        for (const other of this.checkAfter.get(id) ?? []) this.toCheck.add(other);
+        this.checkAfter.delete(id);
         this.schedulePump();
       });
     this.track(done);
@@ -494,7 +586,7 @@ export class Scheduler {
     };
     void this.transition(
       id,
-      (tx) => reserveIn(tx, id, this.definitions, this.session.clock()),
+      (tx) => reserveIn(tx, id, this.definitions, this.stamp),
       (reservation) => {
         release(); // the run takes the slot over
         if (reservation && this.phase === "started")
@@ -622,7 +714,7 @@ export class Scheduler {
   ): Promise<void> {
     try {
       await this.session.commit((tx) =>
-        finishRunningIn(tx, id, definition, outcome, this.session.clock()),
+        finishRunningIn(tx, id, definition, outcome, this.stamp),
       );
     } catch (error) {
       if (error instanceof SessionFailed || this.session.failed) throw error;
