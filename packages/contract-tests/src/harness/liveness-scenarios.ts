@@ -76,8 +76,7 @@ const NewerGeneration = defineTask({
   abort: () => undefined,
 });
 
-const liveRun = async (harness: Harness) =>
-  (await (await harness.root()).view()).live.run as { submissionId: number; taskId: number } | null;
+const liveRun = async (harness: Harness) => (await (await harness.root()).view()).live.run;
 
 export const livenessScenarios: readonly HarnessScenario[] = [
   {
@@ -256,7 +255,8 @@ export const livenessScenarios: readonly HarnessScenario[] = [
         check(settled.status === "done", () => `settled: ${JSON.stringify(settled)}`);
         const results = new Map<string, ToolResultMessage>();
         for (const entry of await root.entries())
-          for (const m of entry.model ?? []) if (m.role === "toolResult") results.set(m.toolName, m);
+          for (const m of entry.model ?? [])
+            if (m.role === "toolResult") results.set(m.toolName, m);
         const aborted = results.get("slow");
         check(
           aborted?.isError === true &&

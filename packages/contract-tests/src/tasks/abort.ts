@@ -75,7 +75,11 @@ export const abortAndCompleting: TaskRuleGroup = {
             `owned task ${child.id} was aborted`,
           );
         check.equal(await entryKinds(session), [], "the owner's abort handler never ran");
-        check.same(await scheduler.abortTask(owner), false, "a second abortTask reports it terminal");
+        check.same(
+          await scheduler.abortTask(owner),
+          false,
+          "a second abortTask reports it terminal",
+        );
         for (const gate of gates) openGate(gate);
         await scheduler.stop();
         await session.close();
@@ -97,13 +101,17 @@ export const abortAndCompleting: TaskRuleGroup = {
         const child = (await ownedBy(session, owner))[0]?.id as TaskId;
         check.same(await scheduler.abortTask(owner), true, `abortTask(${owner})`);
         // Its phase sees the abort and gives its slot back (pending) while the child drains.
-        await until(`inspect() shows owner ${owner} parked, waiting on child ${child}`, async () => {
+        await until(`inspect() shows owner ${owner} parked, waiting on child ${child}`, () => {
           const seen = scheduler.inspect().tasks.find((t) => t.id === owner);
           return seen?.active === false && seen.status === "pending";
         });
         const seen = scheduler.inspect().tasks.find((t) => t.id === owner);
         check.equal(
-          seen && { abortRequested: seen.abortRequested, waitingOn: seen.waitingOn, blocked: seen.blocked },
+          seen && {
+            abortRequested: seen.abortRequested,
+            waitingOn: seen.waitingOn,
+            blocked: seen.blocked,
+          },
           { abortRequested: true, waitingOn: [child], blocked: undefined },
           `inspect() of owner ${owner} while its child ${child} drains`,
         );

@@ -3,12 +3,7 @@ import type { Check } from "../storage/support.js";
 
 /** The task rule groups, DESIGN section 6. */
 export type TaskRule =
-  | "lifecycle"
-  | "waiting"
-  | "wait cycles"
-  | "abort and completing"
-  | "blocked tasks"
-  | "recovery";
+  "lifecycle" | "waiting" | "wait cycles" | "abort and completing" | "blocked tasks" | "recovery";
 
 export interface TaskScenarioContext {
   readonly check: Check;

@@ -141,7 +141,7 @@ export const cycles: TaskRuleGroup = {
         const a = await createTask(session, Waiter, { gate: ga });
         const b = await createTask(session, Awaiter, { gate: gb });
         openGate(gb, a); // b's phase awaits a in memory (a holds at its gate, running)
-        await until(`task ${b}'s phase awaits task ${a} (inspect().waitingOn)`, async () => {
+        await until(`task ${b}'s phase awaits task ${a} (inspect().waitingOn)`, () => {
           const seen = scheduler.inspect().tasks.find((t) => t.id === b);
           return JSON.stringify(seen?.waitingOn) === JSON.stringify([a]);
         });

@@ -229,8 +229,7 @@ export const Awaiter = defineTask({
 });
 
 export type SpawnedChild =
-  | { kind: "held"; gate: string; abortGate?: string }
-  | { kind: "waiter"; gate: string };
+  { kind: "held"; gate: string; abortGate?: string } | { kind: "waiter"; gate: string };
 
 /**
  * Creates one owned task per entry of `input.children` (a Held at that gate,
@@ -297,7 +296,7 @@ export async function entryKinds(session: Session): Promise<string[]> {
 
 export async function until(
   what: string,
-  check: () => Promise<boolean>,
+  check: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -332,6 +331,7 @@ export async function terminalWithin(
     const task = await session.read.task(id);
     throw new Error(
       `${what}: task ${id} did not end within ${timeoutMs} ms; it is ${JSON.stringify(task?.state)} (abortRequested ${String(task?.abortRequested)})`,
+      { cause: error },
     );
   }
 }

@@ -189,9 +189,9 @@ export const recovery: TaskRuleGroup = {
         const scheduler = new Scheduler(session, DEFINITIONS);
         await scheduler.start();
         const [child] = await ownedBy(session, owner);
-        await until(`child ${child?.id} runs again`, async () => {
-          return scheduler.inspect().tasks.some((t) => t.id === child?.id && t.active);
-        });
+        await until(`child ${child?.id} runs again`, () =>
+          scheduler.inspect().tasks.some((t) => t.id === child?.id && t.active),
+        );
         check.same(
           (await stored(session, owner)).state.status,
           "completing",

@@ -75,7 +75,7 @@ export interface TaskDefinitionOptions<Input extends Json, C extends TaskCheckpo
    * finishes the task), with the task as it was before the commit. Read only:
    * a write here would make the callback's own reads throw `ReadAfterWrite`.
    */
-  beforeTerminal?: (tx: Transaction, task: TaskRecord) => Promise<unknown> | unknown;
+  beforeTerminal?: (tx: Transaction, task: TaskRecord) => unknown;
   /**
    * Runs inside the commit that makes a task of this kind terminal, whoever
    * makes it terminal (its phase, a fault, an abort, the end of `completing`,
@@ -107,7 +107,7 @@ export interface AnyTaskDefinition {
   readonly phases: { readonly [phase: string]: TaskPhase<never, never> };
   readonly abort: TaskAbortHandler<never, never>;
   readonly migrate?: (checkpoint: Json, fromVersion: number) => TaskCheckpoint;
-  readonly beforeTerminal?: (tx: Transaction, task: TaskRecord) => Promise<unknown> | unknown;
+  readonly beforeTerminal?: (tx: Transaction, task: TaskRecord) => unknown;
   readonly onTerminal?: (tx: Transaction, task: TaskRecord, read: unknown) => Promise<void> | void;
 }
 

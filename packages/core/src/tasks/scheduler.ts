@@ -1,31 +1,40 @@
-import { SessionFailed, TaskFaulted, TaskStateError } from "../domain/errors.js";
-import type { ConversationId, TaskId } from "../domain/ids.js";
-import { jsonEqual, type Json } from "../domain/json.js";
-import type { TaskOutcome, TaskRecord, TaskStatus } from "../domain/records.js";
+import { SessionFailed, TaskStateError } from "../domain/errors.js";
+import type { TaskId } from "../domain/ids.js";
+import { jsonEqual } from "../domain/json.js";
+import type { TaskRecord, TaskStatus } from "../domain/records.js";
 import type { CallOptions, Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
-import type { AnyTaskDefinition } from "./define-task.js";
 import { readClock } from "./clock.js";
+import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
-import { TaskRuntime, viewOf, type RuntimeHost } from "./runtime.js";
+import { IdleWaiters } from "./idle-waiters.js";
+import { inspectTask, type SchedulerInspection } from "./inspection.js";
+import type { RuntimeHost } from "./runtime.js";
 import { TaskIndex } from "./task-index.js";
+import { driveTask, type Run, type RunContext } from "./task-run.js";
 import { TerminalWaiters } from "./terminal-waiters.js";
 import {
   abortIn,
   finalizeIn,
-  finishRunningIn,
   markChildrenIn,
   missingCode,
   orphanIn,
-  parkIn,
   propagatesAbort,
   recoverIn,
   reserveIn,
   type Stamp,
 } from "./transitions.js";
-import { cycleError, cycleInIndex, faultWaitCycleIn, newWaitEdges } from "./wait-graph.js";
+import {
+  closerOf,
+  cycleInIndex,
+  faultWaitCycleIn,
+  newWaitEdges,
+  refusedAwait,
+} from "./wait-graph.js";
+
+export type { SchedulerInspection, TaskInspection } from "./inspection.js";
 
 export interface SchedulerOptions {
   /** Most tasks run at once (phases and abort handlers). Default 32. */
@@ -36,50 +45,6 @@ export interface SchedulerOptions {
    * task already finished. Default: console.error.
    */
   onError?: (error: unknown, taskId: TaskId | undefined) => void;
-}
-
-export interface TaskInspection {
-  readonly id: TaskId;
-  readonly kind: string;
-  readonly version: number;
-  readonly conversationId: ConversationId;
-  readonly owner: TaskId | undefined;
-  readonly status: TaskStatus;
-  readonly abortRequested: boolean;
-  /** A phase, abort handler or transition of this task is in progress in this scheduler. */
-  readonly active: boolean;
-  /** Why this scheduler cannot move the task on (no definition, a newer version, a failing hook...). */
-  readonly blocked?: string;
-  /**
-   * The live tasks it waits for before it can move on, ascending: its live
-   * owned tasks when it is abort-marked or `completing`, else the live tasks
-   * of its `waiting` state; plus those its phase awaits with
-   * `rt.waitForTask`. Absent when none.
-   */
-  readonly waitingOn?: readonly TaskId[];
-}
-
-export interface SchedulerInspection {
-  readonly started: boolean;
-  /** Every task that is not terminal, by id. */
-  readonly tasks: readonly TaskInspection[];
-  /** The subset of `tasks` that is blocked. */
-  readonly blocked: readonly TaskInspection[];
-  /** Tasks running a phase or abort handler now. */
-  readonly running: number;
-}
-
-interface Run {
-  controller: AbortController;
-  /** Abort was requested while this run held the task. */
-  abortSeen: boolean;
-  inAbortHandler: boolean;
-}
-
-type Resolvers<T> = { resolve: (value: T) => void; reject: (error: unknown) => void };
-
-function ascending(ids: Iterable<number>): TaskId[] {
-  return ([...ids] as TaskId[]).sort((a, b) => a - b);
 }
 
 const DEFAULT_CONCURRENCY = 32;
@@ -125,11 +90,10 @@ export class Scheduler {
   /** Waiting states not yet checked for closing a wait cycle. */
   private readonly newWaits = new Set<number>();
   private readonly stamp: Stamp;
-  private drainWaiters = new Set<() => void>();
-  private idleWaiters: Resolvers<void>[] = [];
+  private readonly idle = new IdleWaiters();
   private pumpQueued = false;
   private failure: Error | undefined;
-  private readonly host: RuntimeHost;
+  private readonly context: RunContext;
 
   constructor(
     readonly session: Session,
@@ -158,11 +122,19 @@ export class Scheduler {
           error,
         ));
     this.stamp = (taskId, what) => readClock(session, `task ${taskId} ${what}`);
-    this.host = {
+    const host: RuntimeHost = {
       session,
       hasLiveChildren: (id) => this.index.hasLiveChildren(id),
       awaitTask: (caller, id, signal) => this.awaitTask(caller, id, signal),
       stamp: this.stamp,
+    };
+    this.context = {
+      host,
+      stamp: this.stamp,
+      stopping: () => this.phase !== "started" || this.failure !== undefined,
+      abortRequested: (id) => this.index.get(id)?.abortRequested === true,
+      onError: (error, id) => this.onError(error, id),
+      hold: (id, reason) => this.stuck.set(id, reason),
     };
   }
 
@@ -226,7 +198,6 @@ export class Scheduler {
     if (this.phase === "stopped" || this.phase === "stopping") return;
     this.phase = "stopping";
     for (const run of this.runs.values()) run.controller.abort(stopReason());
-    this.releaseDrainWaiters();
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -234,10 +205,9 @@ export class Scheduler {
     this.runnable.clear();
     this.toCheck.clear();
     this.recheck.clear();
+    this.checkAfter.clear();
     this.phase = "stopped";
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const waiter of waiters) waiter.reject(new TaskStateError("the scheduler stopped"));
+    this.idle.rejectAll(new TaskStateError("the scheduler stopped"));
   }
 
   // ---- public operations --------------------------------------------------
@@ -267,37 +237,22 @@ export class Scheduler {
     id: TaskId,
     signal: AbortSignal | undefined,
   ): Promise<TaskRecord> {
-    const kind = this.index.get(caller)?.kind ?? "unknown";
-    if (id === caller)
-      return Promise.reject(
-        new TaskFaulted(
-          `task ${caller} ("${kind}"): rt.waitForTask on itself would never end (a task ends after its phase returns)`,
-        ),
-      );
-    const first = newWaitEdges(caller, [id], "awaits", (to) => this.index.get(to)?.owner);
-    const cycle = cycleInIndex(this.index, (t) => this.waits.awaitsOf(t), caller, first);
-    if (cycle) return Promise.reject(cycleError({ id: caller, kind }, cycle));
+    const refused = refusedAwait(this.index, (t) => this.waits.awaitsOf(t), caller, id);
+    if (refused) return Promise.reject(refused);
     return this.waits.wait(id, () => this.session.read.task(id), signal, caller);
   }
 
-  /** Every task that is not terminal, with whether it is active here and why it is blocked. */
+  /** Every task that is not terminal: whether it is active here, why it is blocked, what it waits on. */
   inspect(): SchedulerInspection {
-    const tasks: TaskInspection[] = [];
-    for (const task of this.index.values()) {
-      const blocked = this.blockedReason(task);
-      tasks.push({
-        id: task.id,
-        kind: task.kind,
-        version: task.version,
-        conversationId: task.conversationId,
-        owner: task.owner,
-        status: task.state.status,
-        abortRequested: task.abortRequested,
-        active: this.runs.has(task.id) || this.inFlight.has(task.id),
-        ...(blocked !== undefined ? { blocked } : {}),
-        ...this.waitingOn(task),
-      });
-    }
+    const tasks = [...this.index.values()].map((task) =>
+      inspectTask(
+        task,
+        this.index,
+        this.waits.awaitsOf(task.id),
+        this.runs.has(task.id) || this.inFlight.has(task.id),
+        this.blockedReason(task),
+      ),
+    );
     tasks.sort((a, b) => a.id - b.id);
     return {
       started: this.phase === "started",
@@ -316,37 +271,9 @@ export class Scheduler {
     if (this.phase !== "started" && this.phase !== "starting")
       return Promise.reject(new TaskStateError("waitForIdle: the scheduler is not started"));
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.idleWaiters = this.idleWaiters.filter((w) => w !== waiter);
-        reject(signal?.reason as Error);
-      };
-      const waiter: Resolvers<void> = {
-        resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        reject: (error) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(asError(error));
-        },
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.idleWaiters.push(waiter);
-      this.schedulePump();
-    });
-  }
-
-  private waitingOn(task: TaskRecord): { waitingOn?: readonly TaskId[] } {
-    const ids = new Set<number>(this.waits.awaitsOf(task.id));
-    const state = task.state;
-    if (task.abortRequested || state.status === "completing")
-      for (const child of this.index.liveChildIds(task.id)) ids.add(child);
-    else if (state.status === "waiting")
-      for (const on of state.on) if (this.index.get(on)) ids.add(on);
-    return ids.size > 0 ? { waitingOn: ascending(ids) } : {};
+    const waiting = this.idle.wait(options?.signal);
+    this.schedulePump();
+    return waiting;
   }
 
   // ---- events -------------------------------------------------------------
@@ -379,20 +306,12 @@ export class Scheduler {
           );
       }
     }
-    if (!touched) return;
-    this.releaseDrainWaiters();
-    this.schedulePump();
+    if (touched) this.schedulePump();
   }
 
   private noteWait(id: number, seq: number): void {
     this.waitSeq.set(id, seq);
     this.newWaits.add(id);
-  }
-
-  private releaseDrainWaiters(): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = new Set();
-    for (const wake of waiters) wake();
   }
 
   // ---- the pump -----------------------------------------------------------
@@ -424,11 +343,8 @@ export class Scheduler {
       this.runnable.size === 0 &&
       this.toCheck.size === 0 &&
       !this.pumpQueued
-    ) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const waiter of waiters) waiter.resolve();
-    }
+    )
+      this.idle.resolveAll();
   }
 
   private blockedReason(task: TaskRecord): string | undefined {
@@ -502,13 +418,15 @@ export class Scheduler {
     this.newWaits.delete(task.id);
     if (task.abortRequested || task.state.status !== "waiting") return false;
     const awaitsOf = (id: number): readonly number[] => this.waits.awaitsOf(id);
-    const first = newWaitEdges(task.id, task.state.on, "waits on", (to) => this.index.get(to)?.owner);
+    const first = newWaitEdges(
+      task.id,
+      task.state.on,
+      "waits on",
+      (to) => this.index.get(to)?.owner,
+    );
     const cycle = cycleInIndex(this.index, awaitsOf, task.id, first);
     if (!cycle) return false;
-    let closer = task.id as number;
-    for (const edge of cycle)
-      if (edge.how === "waits on" && (this.waitSeq.get(edge.from) ?? 0) > (this.waitSeq.get(closer) ?? 0))
-        closer = edge.from;
+    const closer = closerOf(cycle, task.id, (id) => this.waitSeq.get(id) ?? 0);
     const record = this.index.get(closer);
     const definition = record && this.definitions.get(record.kind);
     if (!record || !definition || this.blockedReason(record) !== undefined) return true;
@@ -567,9 +485,7 @@ export class Scheduler {
     if (this.failure !== undefined) return;
     this.failure = asError(error);
     for (const run of this.runs.values()) run.controller.abort(error);
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const waiter of waiters) waiter.reject(error);
+    this.idle.rejectAll(this.failure);
   }
 
   private track(promise: Promise<unknown>): void {
@@ -602,7 +518,7 @@ export class Scheduler {
     const run: Run = { controller: new AbortController(), abortSeen: abort, inAbortHandler: false };
     this.runs.set(record.id, run);
     this.track(
-      this.drive(run, definition, record)
+      driveTask(this.context, run, definition, record)
         .catch((error: unknown) => {
           if (error instanceof SessionFailed || this.session.failed)
             this.failSessionWide(this.session.failed ?? error);
@@ -614,115 +530,5 @@ export class Scheduler {
           this.schedulePump();
         }),
     );
-  }
-
-  private get stopping(): boolean {
-    return this.phase !== "started" || this.failure !== undefined;
-  }
-
-  private abortWanted(run: Run, id: TaskId): boolean {
-    return run.abortSeen || this.index.get(id)?.abortRequested === true;
-  }
-
-  /** One reserved task: phases in turn until it waits, finishes, faults or is aborted. */
-  private async drive(
-    run: Run,
-    definition: AnyTaskDefinition,
-    reserved: TaskRecord,
-  ): Promise<void> {
-    const id = reserved.id;
-    let task = reserved;
-    for (;;) {
-      if (this.stopping) return;
-      if (this.abortWanted(run, id)) return this.runAbort(run, definition, task);
-      const checkpoint = (task.state as { checkpoint: Json }).checkpoint as { phase?: unknown };
-      const name = typeof checkpoint?.phase === "string" ? checkpoint.phase : undefined;
-      const phase =
-        name !== undefined && Object.hasOwn(definition.phases, name)
-          ? definition.phases[name]
-          : undefined;
-      if (!phase) {
-        const error = new TaskFaulted(
-          `task ${id} ("${task.kind}"): checkpoint phase ${JSON.stringify(checkpoint?.phase)} is not one of its phases`,
-        );
-        await this.finish(definition, id, { kind: "faulted", error: errorInfo(error) });
-        return;
-      }
-      const before = task.state;
-      const rt = new TaskRuntime(this.host, definition, task, run.controller.signal);
-      let thrown: { error: unknown } | undefined;
-      try {
-        // Types were erased at registration; the definition checked the checkpoint it receives.
-        await phase(viewOf<never, never>(task), rt as TaskRuntime<never, never>);
-      } catch (error) {
-        thrown = { error };
-      } finally {
-        rt.end();
-      }
-      if (this.stopping) return;
-      task = rt.latest;
-      if (task.state.status !== "running") {
-        if (thrown) this.onError(thrown.error, id); // it finished first; the error has nowhere to go
-        return;
-      }
-      if (this.abortWanted(run, id)) continue;
-      if (thrown) {
-        await this.finish(definition, id, { kind: "faulted", error: errorInfo(thrown.error) });
-        return;
-      }
-      if (jsonEqual(task.state, before)) {
-        const error = new TaskFaulted(
-          `task ${id} ("${task.kind}"): phase "${name}" returned without committing a new checkpoint or state`,
-        );
-        await this.finish(definition, id, { kind: "faulted", error: errorInfo(error) });
-        return;
-      }
-    }
-  }
-
-  private async runAbort(run: Run, definition: AnyTaskDefinition, task: TaskRecord): Promise<void> {
-    const id = task.id;
-    if (this.index.hasLiveChildren(id)) {
-      // Owned work drains first; give the slot back meanwhile (the pump reserves it again).
-      await this.session.commit((tx) => parkIn(tx, id));
-      return;
-    }
-    run.inAbortHandler = true;
-    run.controller = new AbortController(); // the handler's signal aborts only when the scheduler stops
-    const rt = new TaskRuntime(this.host, definition, task, run.controller.signal);
-    let outcome: TaskOutcome;
-    try {
-      const reason = await definition.abort(
-        viewOf<never, never>(task),
-        rt as TaskRuntime<never, never>,
-      );
-      outcome = typeof reason === "string" ? { kind: "aborted", reason } : { kind: "aborted" };
-    } catch (error) {
-      outcome = { kind: "faulted", error: errorInfo(error) };
-    } finally {
-      rt.end();
-    }
-    if (this.stopping) return;
-    if (rt.latest.state.status !== "running") return; // the handler finished the task itself
-    await this.finish(definition, id, outcome);
-  }
-
-  private async finish(
-    definition: AnyTaskDefinition,
-    id: TaskId,
-    outcome: TaskOutcome,
-  ): Promise<void> {
-    try {
-      await this.session.commit((tx) =>
-        finishRunningIn(tx, id, definition, outcome, this.stamp),
-      );
-    } catch (error) {
-      if (error instanceof SessionFailed || this.session.failed) throw error;
-      this.stuck.set(
-        id,
-        `ending the task failed: ${errorInfo(error).name}: ${errorInfo(error).message}`,
-      );
-      this.onError(error, id);
-    }
   }
 }

@@ -76,7 +76,7 @@ export class TerminalWaiters {
 
   private remember(caller: number, id: number): void {
     let targets = this.awaiting.get(caller);
-    if (!targets) this.awaiting.set(caller, (targets = new Map()));
+    if (!targets) this.awaiting.set(caller, (targets = new Map<number, number>()));
     targets.set(id, (targets.get(id) ?? 0) + 1);
   }
 

@@ -129,18 +129,58 @@ export async function cycleInCommit(
   return step.value;
 }
 
+/**
+ * Which waiter on `cycle` to fault: the one whose wait was stored last
+ * (`storedAt`: the commit seq of each task's wait), which is the wait that
+ * closed it; `found` (the waiter whose check found it) on a tie.
+ */
+export function closerOf(
+  cycle: readonly WaitEdge[],
+  found: number,
+  storedAt: (id: number) => number,
+): number {
+  let closer = found;
+  for (const edge of cycle)
+    if (edge.how === "waits on" && storedAt(edge.from) > storedAt(closer)) closer = edge.from;
+  return closer;
+}
+
 /** "task 7 waits on task 6, task 6 owns task 9, task 9 waits on task 7". */
 export function describeCycle(cycle: readonly WaitEdge[]): string {
   return cycle.map((edge) => `task ${edge.from} ${edge.how} task ${edge.to}`).join(", ");
 }
 
 /** The error a task gets whose wait (or `rt.waitForTask`) would close `cycle`. */
-export function cycleError(task: { id: number; kind: string }, cycle: readonly WaitEdge[]): TaskFaulted {
+export function cycleError(
+  task: { id: number; kind: string },
+  cycle: readonly WaitEdge[],
+): TaskFaulted {
   const first = cycle[0] as WaitEdge;
   const what = first.how === "awaits" ? "rt.waitForTask" : "wait";
   return new TaskFaulted(
     `task ${task.id} ("${task.kind}"): its ${what} on task ${first.to} closes a wait cycle (${describeCycle(cycle)}); no task in it could ever end`,
   );
+}
+
+/**
+ * Why `caller`'s phase may not await `id` (`rt.waitForTask`): `id` is the
+ * caller itself, or waits on it (directly, or through tasks it waits on,
+ * owns or awaits); `undefined` when the await may go ahead.
+ */
+export function refusedAwait(
+  index: TaskIndex,
+  awaitsOf: AwaitsOf,
+  caller: TaskId,
+  id: TaskId,
+): TaskFaulted | undefined {
+  const kind = index.get(caller)?.kind ?? "unknown";
+  if (id === caller)
+    return new TaskFaulted(
+      `task ${caller} ("${kind}"): rt.waitForTask on itself would never end (a task ends after its phase returns)`,
+    );
+  const first = newWaitEdges(caller, [id], "awaits", (to) => index.get(to)?.owner);
+  const cycle = cycleInIndex(index, awaitsOf, caller, first);
+  return cycle ? cycleError({ id: caller, kind }, cycle) : undefined;
 }
 
 /**

@@ -71,7 +71,11 @@ describe("Harness: liveness", () => {
       });
       await tx.placeSubmission(submission.id, user.id);
       const ownerless = { ownership: { kind: "ownerless" as const }, conversationId: ROOT };
-      const generation = await tx.createTask(Generation, { submissionId: submission.id }, ownerless);
+      const generation = await tx.createTask(
+        Generation,
+        { submissionId: submission.id },
+        ownerless,
+      );
       await tx.appendEntry(ROOT, {
         kind: "durably.assistant",
         byTaskId: generation,
@@ -103,7 +107,12 @@ describe("Harness: liveness", () => {
       const task = await tx.task(generation);
       await tx.putTask({
         ...task!,
-        state: { status: "waiting", checkpoint: { phase: "stream", round: 2 }, on: [tool], policy: "allSettled" },
+        state: {
+          status: "waiting",
+          checkpoint: { phase: "stream", round: 2 },
+          on: [tool],
+          policy: "allSettled",
+        },
       });
     });
     await harness.whenIdle();

@@ -5,6 +5,7 @@ import {
   type Json,
   type TaskId,
   type TaskRecord,
+  type TaskState,
 } from "../../src/index.js";
 import { Quick } from "./definitions.js";
 import { create, gate, openTasks, outcomeOf, ROOT, taskOf } from "./support.js";
@@ -28,7 +29,9 @@ describe("tasks > liveness: nothing waits on what waits on it", () => {
     const id = await create(w.session, T, null);
     await w.scheduler.waitForIdle();
     expect(caught).toBeInstanceOf(TaskFaulted);
-    expect((caught as Error).message).toContain(`task ${id} ("t.self-await"): rt.waitForTask on itself`);
+    expect((caught as Error).message).toContain(
+      `task ${id} ("t.self-await"): rt.waitForTask on itself`,
+    );
     expect(outcomeOf(await taskOf(w.session, id))).toEqual({ kind: "completed" });
     await w.close();
   });
@@ -69,7 +72,10 @@ describe("tasks > liveness: nothing waits on what waits on it", () => {
     const a = await create(w.session, Peer, null);
     const b = await create(w.session, Peer, null);
     await expect
-      .poll(async () => [(await taskOf(w.session, a)).state.status, (await taskOf(w.session, b)).state.status])
+      .poll(async () => [
+        (await taskOf(w.session, a)).state.status,
+        (await taskOf(w.session, b)).state.status,
+      ])
       .toEqual(["running", "running"]);
     // Keep storage busy so both wait commits queue and go in one storage call.
     w.storage.commitDelayMs = 40;
@@ -121,8 +127,12 @@ describe("tasks > liveness: nothing waits on what waits on it", () => {
     });
     await first.session.commit(async (tx) => {
       const [ta, tb] = [(await tx.task(a)) as TaskRecord, (await tx.task(b)) as TaskRecord];
-      const waiting = (on: TaskId) =>
-        ({ status: "waiting", checkpoint: { phase: "done" }, on: [on], policy: "allSettled" }) as const;
+      const waiting = (on: TaskId): TaskState => ({
+        status: "waiting",
+        checkpoint: { phase: "done" },
+        on: [on],
+        policy: "allSettled",
+      });
       await tx.putTask({ ...ta, state: waiting(b) });
       await tx.putTask({ ...tb, state: waiting(a) });
     });
