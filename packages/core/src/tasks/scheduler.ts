@@ -526,6 +526,7 @@ export class Scheduler {
         })
         .finally(() => {
           this.runs.delete(record.id);
+          this.waits.forgetCaller(record.id);
           this.toCheck.add(record.id);
           this.schedulePump();
         }),

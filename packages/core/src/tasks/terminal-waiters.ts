@@ -16,8 +16,8 @@ function asError(error: unknown): Error {
  */
 export class TerminalWaiters {
   private readonly waiters = new Map<number, Set<Resolvers>>();
-  /** Task whose phase awaits -> awaited task -> how many of its calls await it. */
-  private readonly awaiting = new Map<number, Map<number, number>>();
+  /** Task whose phase awaits -> each pending call (its waiter entry) -> the awaited task. */
+  private readonly awaiting = new Map<number, Map<object, number>>();
 
   /**
    * Resolves with `id`'s record once a terminal commit of it is stored
@@ -41,7 +41,7 @@ export class TerminalWaiters {
         if (!waiters.delete(entry)) return;
         if (waiters.size === 0 && this.waiters.get(id) === waiters) this.waiters.delete(id);
         signal?.removeEventListener("abort", onAbort);
-        if (caller !== undefined) this.forget(caller, id);
+        if (caller !== undefined) this.awaiting.get(caller)?.delete(entry);
         settle();
       };
       const entry: Resolvers = {
@@ -49,7 +49,7 @@ export class TerminalWaiters {
         reject: (error) => done(() => reject(asError(error))),
       };
       waiters.add(entry);
-      if (caller !== undefined) this.remember(caller, id);
+      if (caller !== undefined) this.remember(caller, entry, id);
       signal?.addEventListener("abort", onAbort, { once: true });
       // Registered before the read, so a terminal commit in between is not missed.
       read().then(
@@ -70,21 +70,21 @@ export class TerminalWaiters {
 
   /** The tasks the phases of `id` await now, ascending. */
   awaitsOf(id: number): readonly number[] {
-    const targets = this.awaiting.get(id);
-    return targets ? [...targets.keys()].sort((a, b) => a - b) : [];
+    const calls = this.awaiting.get(id);
+    return calls ? [...new Set(calls.values())].sort((a, b) => a - b) : [];
   }
 
-  private remember(caller: number, id: number): void {
-    let targets = this.awaiting.get(caller);
-    if (!targets) this.awaiting.set(caller, (targets = new Map<number, number>()));
-    targets.set(id, (targets.get(id) ?? 0) + 1);
+  /**
+   * The phase of `caller` returned: awaits it left pending no longer hold
+   * it (they still resolve; they just stop counting as its edges).
+   */
+  forgetCaller(caller: number): void {
+    this.awaiting.delete(caller);
   }
 
-  private forget(caller: number, id: number): void {
-    const targets = this.awaiting.get(caller);
-    const count = targets?.get(id) ?? 0;
-    if (count > 1) targets?.set(id, count - 1);
-    else targets?.delete(id);
-    if (targets?.size === 0) this.awaiting.delete(caller);
+  private remember(caller: number, call: object, id: number): void {
+    let calls = this.awaiting.get(caller);
+    if (!calls) this.awaiting.set(caller, (calls = new Map<object, number>()));
+    calls.set(call, id);
   }
 }
