@@ -63,9 +63,9 @@ function stopReason(): DOMException {
 /**
  * Runs the tasks of one session: durable reservation, phases off the commit
  * line, waiting on tasks (a wait that closes a cycle faults), abort,
- * `completing`, recovery. One
- * scheduler per session at a time; `start()` assumes nothing else runs the
- * session's tasks (storage adapters take a single-owner lock).
+ * `completing`, recovery. One scheduler per session at a time; `start()`
+ * assumes nothing else runs the session's tasks (storage adapters take a
+ * single-owner lock).
  */
 export class Scheduler {
   private readonly definitions = new Map<string, AnyTaskDefinition>();
