@@ -83,7 +83,10 @@ export const KEY_RANGES: readonly { prefix: string; holds: string }[] = [
     holds:
       "metadata: m/format (layout version), m/counters (last seq, id high-water mark, verified seq, newest marker link)",
   },
-  { prefix: "l/", holds: "l/<first seq> -> { to, prev } commit marker, one per commit call (commit chain)" },
+  {
+    prefix: "l/",
+    holds: "l/<first seq> -> { to, prev } commit marker, one per commit call (commit chain)",
+  },
   { prefix: "c/", holds: "c/<conversation> -> ConversationRecord" },
   {
     prefix: "co/",

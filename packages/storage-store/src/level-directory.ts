@@ -118,7 +118,10 @@ class Files {
       return this.fs.readFileSync(this.path(name));
     } catch (error) {
       if (errno(error) === "ENOENT") return undefined;
-      throw ioFailure(`${this.path(name)}: cannot read the ${what}: ${(error as Error).message}`, error);
+      throw ioFailure(
+        `${this.path(name)}: cannot read the ${what}: ${(error as Error).message}`,
+        error,
+      );
     }
   }
 }

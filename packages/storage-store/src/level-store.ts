@@ -106,7 +106,9 @@ export class LevelStore implements KeyValueStore {
    * constructor, with the constructor's options, unless an `open` or `close`
    * call comes first.
    */
-  private claimOpen(checkTables: boolean): { create?: boolean; opening: Promise<void> } | undefined {
+  private claimOpen(
+    checkTables: boolean,
+  ): { create?: boolean; opening: Promise<void> } | undefined {
     const { db } = this;
     if (db.status === "open" || db.supports?.createIfMissing !== true) return undefined;
     if (typeof db.location !== "string") return undefined;
@@ -116,7 +118,8 @@ export class LevelStore implements KeyValueStore {
     } catch (error) {
       // Refused: close before the deferred open can run, so nothing on disk is touched.
       db.close().catch(() => undefined);
-      return { opening: Promise.reject(error as Error) };
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as thrown by the check
+      return { opening: Promise.reject(error) };
     }
     if (decision === undefined) return undefined;
     return { create: decision.create, opening: db.open({ createIfMissing: decision.create }) };

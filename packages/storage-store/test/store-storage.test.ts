@@ -155,7 +155,11 @@ for (const backend of backends) {
         expect((result.refused as BatchRefused).reason).toBe("immutable-record");
         const after = await keys(store);
         expect(after.filter((k) => !before.some((p) => p.key === k)).sort()).toEqual(
-          ["e/0000000000000001/0000000000000003", "ei/0000000000000003", "l/0000000000000002"].sort(),
+          [
+            "e/0000000000000001/0000000000000003",
+            "ei/0000000000000003",
+            "l/0000000000000002",
+          ].sort(),
         );
         expect(await storage.entry(4 as never)).toBeUndefined();
         expect(store.writes).toHaveLength(2);

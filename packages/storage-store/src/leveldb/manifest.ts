@@ -67,7 +67,7 @@ export function replayManifest(edits: readonly Uint8Array[]): ManifestState {
         }
       }
     } catch (error) {
-      throw new RangeError(`version edit ${index}: ${(error as Error).message}`);
+      throw new RangeError(`version edit ${index}: ${(error as Error).message}`, { cause: error });
     }
   });
   return state;

@@ -43,6 +43,7 @@ export function unsnappy(input: Uint8Array): Uint8Array {
     // Byte by byte: a copy may overlap the bytes it produces.
     for (let i = 0; i < n; i++, at++) out[at] = out[at - offset] as number;
   }
-  if (at !== length) throw new RangeError(`snappy output is ${at} bytes, its header says ${length}`);
+  if (at !== length)
+    throw new RangeError(`snappy output is ${at} bytes, its header says ${length}`);
   return out;
 }

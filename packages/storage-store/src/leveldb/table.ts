@@ -58,7 +58,8 @@ function entries(contents: Uint8Array, what: string): { key: Uint8Array; value: 
   const view = new DataView(contents.buffer, contents.byteOffset, contents.byteLength);
   const restarts = view.getUint32(contents.length - 4, true);
   const limit = contents.length - 4 * (restarts + 1);
-  if (restarts === 0 || limit < 0) throw new RangeError(`${what} has a bad restart count ${restarts}`);
+  if (restarts === 0 || limit < 0)
+    throw new RangeError(`${what} has a bad restart count ${restarts}`);
   const r = new ByteReader(contents, 0, limit);
   const out: { key: Uint8Array; value: Uint8Array }[] = [];
   let last = new Uint8Array(0);
@@ -93,7 +94,10 @@ export function checkTable(bytes: Uint8Array): string | undefined {
       block(bytes, h, footerAt, false);
       handles.push(h);
     });
-    for (const { key, value } of entries(block(bytes, metaindex, footerAt, true), "the metaindex block")) {
+    for (const { key, value } of entries(
+      block(bytes, metaindex, footerAt, true),
+      "the metaindex block",
+    )) {
       const h = handle(new ByteReader(value), `meta block ${new TextDecoder().decode(key)}`);
       block(bytes, h, footerAt, false);
       handles.push(h);
@@ -106,7 +110,8 @@ export function checkTable(bytes: Uint8Array): string | undefined {
         return `${h.what} starts at byte ${h.offset}, but the block before it ends at byte ${at}`;
       at = h.offset + h.size + TRAILER;
     }
-    if (at !== footerAt) return `the blocks end at byte ${at}, but the footer starts at byte ${footerAt}`;
+    if (at !== footerAt)
+      return `the blocks end at byte ${at}, but the footer starts at byte ${footerAt}`;
     return undefined;
   } catch (error) {
     if (error instanceof RangeError) return error.message;
