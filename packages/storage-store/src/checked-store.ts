@@ -24,24 +24,37 @@ export class CheckedStore {
     return raw === undefined ? undefined : unframe(key, raw);
   }
 
-  async *range(options: RangeOptions): AsyncGenerator<[string, string]> {
-    const pairs = this.raw.range(options)[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        let next: IteratorResult<[string, string]>;
-        try {
-          next = await pairs.next();
-        } catch (error) {
+  /** The store's pairs with each value checked and unframed (a plain iterator: scans are hot). */
+  range(options: RangeOptions): AsyncIterable<[string, string]> {
+    return {
+      [Symbol.asyncIterator]: () => {
+        const pairs = this.raw.range(options)[Symbol.asyncIterator]();
+        const check = (
+          next: IteratorResult<[string, string]>,
+        ): IteratorResult<[string, string]> => {
+          if (next.done) return next;
+          const [key, raw] = next.value;
+          try {
+            return { done: false, value: [key, unframe(key, raw)] };
+          } catch (error) {
+            // A loop whose next() rejects never calls return(): close the store's iterator here.
+            pairs.return?.().catch(() => undefined);
+            throw error;
+          }
+        };
+        const failed = (error: unknown): never => {
           this.failed(error);
           throw error;
-        }
-        if (next.done) return;
-        const [key, raw] = next.value;
-        yield [key, unframe(key, raw)];
-      }
-    } finally {
-      await pairs.return?.();
-    }
+        };
+        return {
+          next: () => pairs.next().then(check, failed),
+          return: async () => {
+            await pairs.return?.();
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    };
   }
 
   /** Writes the ops with every put's payload framed. */

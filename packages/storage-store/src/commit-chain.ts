@@ -76,23 +76,19 @@ interface Marker {
   link: string;
 }
 
+/** The exact form `marker` writes; matched rather than parsed, since open reads every marker since the last verified one. */
+const MARKER = /^\{"to":(\d{1,16}),"prev":"([0-9a-f]{8})"\}$/;
+
 function readMarker(key: string, raw: string): Marker {
   const payload = unframe(key, raw);
   const first = trailingNumber(key);
-  const value = decode(key, payload) as { to?: unknown; prev?: unknown } | null;
-  if (
-    first === undefined ||
-    typeof value !== "object" ||
-    value === null ||
-    !isId(value.to) ||
-    value.to < first ||
-    typeof value.prev !== "string" ||
-    !LINK.test(value.prev)
-  )
+  const match = MARKER.exec(payload);
+  const to = Number(match?.[1]);
+  if (first === undefined || match === null || !isId(to) || to < first)
     throw new StorageCorrupted(`key ${key}: not a commit marker { to, prev }: ${payload}`, {
       key,
     });
-  return { key, first, to: value.to, prev: value.prev, link: raw.slice(0, 8) };
+  return { key, first, to, prev: match[2] as string, link: raw.slice(0, 8) };
 }
 
 /**

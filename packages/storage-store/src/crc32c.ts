@@ -1,7 +1,7 @@
 /**
  * CRC-32C (Castagnoli), the checksum LevelDB uses for its log and table
- * files and this package uses for stored values. Plain table-driven code: no
- * dependency, and the same result in Node and in browsers.
+ * files and this package uses for stored values. Plain table-driven code
+ * (slice-by-8): no dependency, and the same result in Node and in browsers.
  */
 
 /** Slice-by-8 tables: `T[0]` is the byte-at-a-time table, `T[k][n]` advances `T[k-1][n]` by one more zero byte. */
@@ -30,9 +30,8 @@ const T = (() => {
     Uint32Array,
   ];
 })();
-const TABLE = T[0];
 
-/** A running CRC-32C: start from `0`, feed bytes or text, read `finish`. */
+/** A running CRC-32C: start from `0`, feed bytes or text, use the result. */
 export type Crc = number;
 
 /** Feeds `bytes[start, end)` into a running CRC (pass 0 to start one); eight bytes a step (file checks read megabytes). */
@@ -57,44 +56,20 @@ export function crcBytes(crc: Crc, bytes: Uint8Array, start = 0, end = bytes.len
   return ~c >>> 0;
 }
 
+const encoder = new TextEncoder();
+let scratch = new Uint8Array(4096);
+
 /**
- * Feeds the UTF-8 bytes of `text` into a running CRC without encoding it
- * first (a lone surrogate counts as U+FFFD, as `TextEncoder` would encode it).
+ * Feeds the UTF-8 bytes of `text` into a running CRC (a lone surrogate
+ * counts as U+FFFD, as `TextEncoder` writes it). Encodes into a reused
+ * buffer, then sums eight bytes a step: several times faster than summing
+ * character by character.
  */
 export function crcText(crc: Crc, text: string): Crc {
-  let c = ~crc >>> 0;
-  const step = (byte: number) => {
-    c = (TABLE[(c ^ byte) & 0xff] as number) ^ (c >>> 8);
-  };
-  for (let i = 0; i < text.length; i++) {
-    let code = text.charCodeAt(i);
-    if (code < 0x80) {
-      c = (TABLE[(c ^ code) & 0xff] as number) ^ (c >>> 8);
-      continue;
-    }
-    if (code < 0x800) {
-      step(0xc0 | (code >>> 6));
-      step(0x80 | (code & 0x3f));
-      continue;
-    }
-    if (code >= 0xd800 && code <= 0xdfff) {
-      const next = text.charCodeAt(i + 1);
-      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-        code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
-        i++;
-        step(0xf0 | (code >>> 18));
-        step(0x80 | ((code >>> 12) & 0x3f));
-        step(0x80 | ((code >>> 6) & 0x3f));
-        step(0x80 | (code & 0x3f));
-        continue;
-      }
-      code = 0xfffd;
-    }
-    step(0xe0 | (code >>> 12));
-    step(0x80 | ((code >>> 6) & 0x3f));
-    step(0x80 | (code & 0x3f));
-  }
-  return ~c >>> 0;
+  // At most three UTF-8 bytes per UTF-16 unit.
+  if (text.length * 3 > scratch.length) scratch = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, scratch);
+  return crcBytes(crc, scratch, 0, written);
 }
 
 /** Eight lowercase hex digits. */
