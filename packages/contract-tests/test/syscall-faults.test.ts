@@ -1,3 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Calibration } from "../src/crash/fault-calibration.js";
 import { FAULT_FAMILIES, familyOf } from "../src/crash/fault-families.js";
@@ -6,6 +10,7 @@ import { Prng } from "../src/crash/prng.js";
 import { faultSamples } from "../src/crash/register-syscall-faults.js";
 import { straceArgs } from "../src/crash/strace-command.js";
 import { parseStraceLog, placeCalls } from "../src/crash/strace-log.js";
+import { straceSupport } from "../src/crash/strace-support.js";
 
 const ROOT = "/tmp/durably-fault-abc123";
 const MARKS = `${ROOT}/fault-marks`;
@@ -172,5 +177,52 @@ describe("syscall faults > planning", () => {
     expect(() => faultSamples(1, { CRASH_FAULT_ITERATIONS: "0" })).toThrow(
       /CRASH_FAULT_ITERATIONS/,
     );
+  });
+});
+
+// What the suite relies on, checked against the strace installed here.
+const support = straceSupport();
+describe.skipIf(!support.usable)("syscall faults > strace -P on this machine", () => {
+  /** Runs `script` (CommonJS, `dir` in scope) under strace; returns what it printed and the parsed log. */
+  function traced(paths: (dir: string) => string[], inject: string, script: string) {
+    if (!support.usable) throw new Error(support.reason);
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "durably-strace-check-")));
+    try {
+      const log = join(dir, "strace.log");
+      const args = straceArgs(support, {
+        log,
+        syscalls: ["write", "fsync", "openat"],
+        paths: paths(dir),
+        inject: { syscall: inject, errno: "EIO", when: 1 },
+      });
+      const result = spawnSync(
+        support.path,
+        [...args, "--", process.execPath, "-e", `const dir = ${JSON.stringify(dir)};\n${script}`],
+        { encoding: "utf8" },
+      );
+      return { dir, out: result.stdout.trim(), calls: parseStraceLog(readFileSync(log, "utf8")) };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  const writeBoth = `
+    const fs = require("node:fs");
+    const a = fs.openSync(dir + "/a", "w"), b = fs.openSync(dir + "/b", "w");
+    for (const [name, fd] of [["b", b], ["a", a]])
+      try { fs.writeSync(fd, "x"); console.log(name, "ok") } catch (e) { console.log(name, e.code) }
+    try { fs.fsyncSync(fs.openSync(dir, "r")); console.log("dir ok") } catch (e) { console.log("dir", e.code) }`;
+
+  it("matches a write on a descriptor by the path it resolves to, and leaves other files alone", () => {
+    const { dir, out, calls } = traced((d) => [join(d, "a")], "write", writeBoth);
+    expect(out.split("\n")).toEqual(["b ok", "a EIO", "dir ok"]);
+    expect(calls.filter((call) => call.injected).map((call) => call.paths)).toEqual([[`${dir}/a`]]);
+  });
+
+  it("matches a directory's own descriptor (an fsync of it), but not the files inside it", () => {
+    const inside = traced((d) => [d], "write", writeBoth);
+    expect(inside.out.split("\n")).toEqual(["b ok", "a ok", "dir ok"]);
+    const dir = traced((d) => [d], "fsync", writeBoth);
+    expect(dir.out.split("\n")).toEqual(["b ok", "a ok", "dir EIO"]);
   });
 });

@@ -79,6 +79,8 @@ export function checkFaultReported(
       return;
     }
     case "between": {
+      // After a failed open the writer already has its error.
+      if (phase.after === 0 && report.openError !== undefined) return;
       const next = attempt(phase.after + 1);
       if (next?.outcome === "acknowledged")
         throw new CrashCheckFailed(
