@@ -5,9 +5,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Calibration } from "../src/crash/fault-calibration.js";
 import { FAULT_FAMILIES, familyOf } from "../src/crash/fault-families.js";
-import { pickPlan } from "../src/crash/fault-sample.js";
+import { pickPlan, replayPlan } from "../src/crash/fault-sample.js";
 import { Prng } from "../src/crash/prng.js";
-import { faultSamples } from "../src/crash/register-syscall-faults.js";
+import { CrashCheckFailed } from "../src/crash/failure.js";
+import {
+  faultSamples,
+  registerSyscallFaultConformance,
+} from "../src/crash/register-syscall-faults.js";
 import { straceArgs } from "../src/crash/strace-command.js";
 import { parseStraceLog, placeCalls } from "../src/crash/strace-log.js";
 import { straceSupport } from "../src/crash/strace-support.js";
@@ -131,6 +135,36 @@ describe("syscall faults > planning", () => {
     const rename = familyOf("rename");
     if (rename === undefined) throw new Error("no rename group");
     expect(pickPlan(rename, calibration, new Prng(1))).toBeUndefined();
+  });
+
+  it("a replayed fault aims at the calibrated call it names, or fails saying it names none", () => {
+    if (write === undefined) throw new Error("no write group");
+    const plan = replayPlan(write, calibration, { syscall: "pwrite64", errno: "EIO", when: 3 });
+    expect(plan.target).toEqual({
+      syscall: "pwrite64",
+      when: 3,
+      thread: 1,
+      phase: { kind: "commit", attempt: 2 },
+      file: "storage/main.jsonl",
+    });
+    expect(() =>
+      replayPlan(write, calibration, { syscall: "write", errno: "EIO", when: 99 }),
+    ).toThrow(CrashCheckFailed);
+  });
+
+  it("registration refuses a replay that strace could not run", () => {
+    const api = { describe: () => undefined, it: () => undefined };
+    const register = (replay: { syscall: string; errno: string; when: number }) =>
+      registerSyscallFaultConformance(api, "x", {
+        childModule: "/x.js",
+        open: () => Promise.reject(new Error("unused")),
+        syscallFaults: { files: (path) => [path], replay: [replay] },
+      });
+    expect(() => register({ syscall: "read", errno: "EIO", when: 1 })).toThrow(
+      /syscall must be one of/,
+    );
+    expect(() => register({ syscall: "write", errno: "oops", when: 1 })).toThrow(/errno/);
+    expect(() => register({ syscall: "write", errno: "EIO", when: 0 })).toThrow(/when/);
   });
 
   it("builds strace's options: threads followed, paths decoded, only the given paths, one injection", () => {

@@ -14,5 +14,10 @@ registerSyscallFaultConformance({ describe, it, expect }, "StoreStorage on class
   syscallFaults: {
     files: (path) => [path],
     ignore: (file) => ["LOG", "LOG.old"].includes(basename(file)),
+    // Found by this suite: when opening the newest log (000009.log, holding the
+    // last acknowledged commit) fails during recovery, LevelDB (paranoid_checks
+    // off, classic-level's default) logs "Ignoring error", opens without that
+    // log's commits and deletes the log; the next commits reuse their ids and seqs.
+    replay: [{ syscall: "openat", errno: "EMFILE", when: 5 }],
   },
 });

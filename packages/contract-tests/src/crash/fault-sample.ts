@@ -11,7 +11,7 @@ import type { Prng } from "./prng.js";
 import { describePhase } from "./strace-log.js";
 import type { PlacedCall } from "./strace-log.js";
 import type { StraceSupport } from "./strace-support.js";
-import type { CrashConformanceOptions } from "./types.js";
+import type { CrashConformanceOptions, FaultReplay } from "./types.js";
 
 /** Calls of the backend shown before and after a failed one in a failure message. */
 const CONTEXT_CALLS = 4;
@@ -51,6 +51,23 @@ export function pickPlan(
   const target = candidates[prng.int(0, candidates.length - 1)] as CalibratedCall;
   const errno = family.errnos[prng.int(0, family.errnos.length - 1)] as string;
   return { family, target, errno };
+}
+
+/** The plan of a replayed fault: the calibrated call it names, so messages say where it lands. */
+export function replayPlan(
+  family: FaultFamily,
+  calibration: Calibration,
+  replay: FaultReplay,
+): FaultPlan {
+  const target = calibration.calls.find(
+    (call) => call.syscall === replay.syscall && call.when === replay.when,
+  );
+  if (target === undefined)
+    throw new CrashCheckFailed(
+      "harness",
+      `replay inject=${replay.syscall}:error=${replay.errno}:when=${replay.when} names no call of the fault-free runs (they make ${calibration.counts.second[replay.syscall] ?? 0} ${replay.syscall} calls on the backend's files per thread at most)`,
+    );
+  return { family, target, errno: replay.errno };
 }
 
 function errorsOf(report: FaultChildReport): string[] {

@@ -12,6 +12,7 @@ export type {
   CorruptionKind,
   CrashTestApi,
   SyscallFaultOptions,
+  FaultReplay,
 } from "./types.js";
 export { CrashCheckFailed } from "./failure.js";
 export type { CrashRule } from "./failure.js";

@@ -123,7 +123,7 @@ export class Ledger {
         jsonEqual(resumed as Json, expected),
         "reopen sees the committed state",
         () =>
-          `the child's Session found step(s) ${JSON.stringify(resumed.map((s) => s - 1))} as the newest per committer, but the storage held ${JSON.stringify(expected.map((s) => s - 1))} (stored and verified before the child opened it)`,
+          `the child's Session found step(s) ${JSON.stringify(resumed.map((s) => s - 1))} as the newest per committer, but step(s) ${JSON.stringify(expected.map((s) => s - 1))} were stored and verified before the child opened the storage`,
       );
     }
 

@@ -1,9 +1,9 @@
-import { CrashCheckFailed, withReplay } from "./failure.js";
 import { calibrate } from "./fault-calibration.js";
 import type { Calibration } from "./fault-calibration.js";
-import { FAULT_FAMILIES } from "./fault-families.js";
+import { FAULT_FAMILIES, FAULT_SYSCALLS } from "./fault-families.js";
 import type { FaultFamily } from "./fault-families.js";
-import { describePlan, pickPlan, runFaultSample } from "./fault-sample.js";
+import { runFaultCase, TRIES } from "./fault-case.js";
+import { describePlan } from "./fault-sample.js";
 import type { FaultOutcome } from "./fault-sample.js";
 import { crashSeed, Prng } from "./prng.js";
 import { straceSupport } from "./strace-support.js";
@@ -12,8 +12,6 @@ import type { CrashConformanceOptions, CrashTestApi, SyscallFaultOptions } from 
 
 /** Faults per syscall group when neither `samples` nor `CRASH_FAULT_ITERATIONS` says otherwise. */
 export const DEFAULT_FAULT_SAMPLES = 1;
-/** Tries per fault when strace injects nothing (the aimed call did not happen in that run). */
-const TRIES = 3;
 
 /** What Vitest hands a test body: `skip(note)` marks the case skipped while it runs. */
 type CaseContext = { skip?: (note?: string) => void } | undefined;
@@ -36,6 +34,17 @@ function validate(faults: SyscallFaultOptions): void {
     );
   if (faults.ignore !== undefined && typeof faults.ignore !== "function")
     throw new TypeError("syscallFaults.ignore must be a function (file) => boolean");
+  for (const replay of faults.replay ?? []) {
+    const text = JSON.stringify(replay);
+    if (!FAULT_SYSCALLS.includes(replay.syscall))
+      throw new RangeError(
+        `syscallFaults.replay ${text}: syscall must be one of ${FAULT_SYSCALLS.join(", ")}`,
+      );
+    if (!/^E[A-Z0-9]+$/.test(replay.errno))
+      throw new RangeError(`syscallFaults.replay ${text}: errno must be a name like EIO`);
+    if (!(Number.isSafeInteger(replay.when) && replay.when >= 1 && replay.when <= 65535))
+      throw new RangeError(`syscallFaults.replay ${text}: when must be an integer in [1, 65535]`);
+  }
   if (faults.samples !== undefined && !(Number.isSafeInteger(faults.samples) && faults.samples > 0))
     throw new RangeError(`syscallFaults.samples must be a positive integer, got ${faults.samples}`);
 }
@@ -117,44 +126,32 @@ export function registerSyscallFaultCases(
         // Rest parameters: Jest reads a declared first parameter as a `done` callback.
         async (...args: unknown[]) => {
           const context = args[0] as CaseContext;
-          const found = await calibrated(support);
-          const prng = root.fork(`syscall-faults/${name}/${family.name}`);
-          if (pickPlan(family, found, prng.fork("probe")) === undefined) {
+          const result = await runFaultCase({
+            family,
+            options,
+            support,
+            calibration: await calibrated(support),
+            prng: root.fork(`syscall-faults/${name}/${family.name}`),
+            samples,
+            replays: (faults.replay ?? []).filter((replay) =>
+              family.syscalls.includes(replay.syscall),
+            ),
+            seed,
+          });
+          if (result.kind === "nothing-to-inject") {
             const note = `${name} makes no ${family.syscalls.join("/")} call on its files in a fault-free run: nothing to inject`;
             console.info(`syscall faults: ${note}`);
             context?.skip?.(note);
             return;
           }
-          const outcomes: FaultOutcome[] = [];
-          let missed = 0;
-          for (let sample = 1; sample <= samples; sample++) {
-            let outcome: FaultOutcome | undefined;
-            for (let attempt = 1; attempt <= TRIES && outcome === undefined; attempt++) {
-              const plan = pickPlan(family, found, prng) as NonNullable<
-                ReturnType<typeof pickPlan>
-              >;
-              try {
-                outcome = await runFaultSample(options, support, found, plan);
-              } catch (error) {
-                throw withReplay(
-                  error,
-                  `fault ${sample} of ${samples} (${family.name}): ${describePlan(plan)}; replay with CRASH_SEED=${seed}`,
-                );
-              }
-              if (outcome === undefined) missed++;
-            }
-            if (outcome === undefined)
-              throw new CrashCheckFailed(
-                "harness",
-                `${family.name}: strace injected nothing in ${TRIES} runs in a row; the backend's calls differ from its fault-free runs (seed ${seed})`,
-              );
-            outcomes.push(outcome);
-          }
+          const { outcomes, missed, failure } = result;
+          const failed = failure === undefined ? "" : ", some failed (below)";
           console.info(
-            `syscall faults ${name}, ${family.name} (seed ${seed}): ${outcomes.length} fault(s)${missed > 0 ? `, ${missed} run(s) where the aimed call did not happen` : ""}\n${outcomes.map(formatOutcome).join("\n")}`,
+            `syscall faults ${name}, ${family.name} (seed ${seed}): ${outcomes.length} fault(s) passed${failed}${missed > 0 ? `, ${missed} run(s) where the aimed call did not happen` : ""}\n${outcomes.map(formatOutcome).join("\n")}`,
           );
+          if (failure !== undefined) throw failure;
         },
-        120_000 + samples * TRIES * 45_000,
+        120_000 + (samples * TRIES + (faults.replay?.length ?? 0)) * 45_000,
       );
     }
   });
@@ -183,6 +180,7 @@ export function registerSyscallFaultConformance(
     throw new TypeError(
       "registerSyscallFaultConformance: options.syscallFaults is required (which files are the backend's)",
     );
+  validate(faults);
   api.describe(`${name} > crash`, () => {
     registerSyscallFaultCases(
       api,

@@ -82,4 +82,18 @@ export interface SyscallFaultOptions {
    * variable overrides it (soak runs).
    */
   samples?: number;
+  /**
+   * Faults run every time, before the sampled ones, as the `inject=` part of
+   * a failure message names them (`{ syscall: "openat", errno: "EMFILE",
+   * when: 5 }`): keeps a fault that once broke the backend as a regression
+   * case whatever the seed.
+   */
+  replay?: readonly FaultReplay[];
+}
+
+/** One fault to inject on every run: the n-th call of `syscall` on the backend's files (per thread) fails with `errno`. */
+export interface FaultReplay {
+  syscall: string;
+  errno: string;
+  when: number;
 }
