@@ -12,6 +12,7 @@ import {
   faultSamples,
   registerSyscallFaultConformance,
 } from "../src/crash/register-syscall-faults.js";
+import { registerCrashConformance } from "../src/crash/register.js";
 import { straceArgs } from "../src/crash/strace-command.js";
 import { parseStraceLog, placeCalls } from "../src/crash/strace-log.js";
 import { straceSupport } from "../src/crash/strace-support.js";
@@ -150,6 +151,35 @@ describe("syscall faults > planning", () => {
     expect(() =>
       replayPlan(write, calibration, { syscall: "write", errno: "EIO", when: 99 }),
     ).toThrow(CrashCheckFailed);
+  });
+
+  it("registerCrashConformance adds one syscall-fault case per group when given syscallFaults, none without", () => {
+    const names = (withFaults: boolean) => {
+      const path: string[] = [];
+      const found: string[] = [];
+      const api = {
+        describe(name: string, body: () => void) {
+          path.push(name);
+          body();
+          path.pop();
+        },
+        it(name: string) {
+          found.push([...path, name].join(" > "));
+        },
+      };
+      (api.it as unknown as { skip: (name: string) => void }).skip = (name) =>
+        found.push([...path, name].join(" > "));
+      registerCrashConformance(api, "X", {
+        childModule: "/x.js",
+        open: () => Promise.reject(new Error("unused")),
+        ...(withFaults ? { syscallFaults: { files: (p: string) => [p] } } : {}),
+      });
+      return found.filter((name) =>
+        name.startsWith("X > crash > syscall faults (strace -e inject) > "),
+      );
+    };
+    expect(names(true)).toHaveLength(FAULT_FAMILIES.length);
+    expect(names(false)).toEqual([]);
   });
 
   it("registration refuses a replay that strace could not run", () => {
