@@ -15,6 +15,12 @@ export interface FaultFamily {
    * as long as nothing acknowledged is lost.
    */
   mustReport: boolean;
+  /**
+   * For a group whose failures must reach the writer, the calls that may
+   * fail quietly all the same, with the reason (from the call as strace
+   * printed it).
+   */
+  quietlyFailing?: (call: string) => string | undefined;
 }
 
 export const FAULT_FAMILIES: readonly FaultFamily[] = [
@@ -41,6 +47,11 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     syscalls: ["openat", "open", "creat"],
     errnos: ["EIO", "ENOSPC", "EMFILE"],
     mustReport: true,
+    // Listing a directory (opendir) may serve only cleanup (LevelDB lists its directory to
+    // delete obsolete files). When the listing mattered, as in recovery, the reopen checks
+    // catch whatever it missed.
+    quietlyFailing: (call) =>
+      call.includes("O_DIRECTORY") ? "a directory listing may fail quietly" : undefined,
   },
   {
     name: "truncate",

@@ -5,7 +5,12 @@ import { acksOf } from "./fault-child-process.js";
 import type { FaultChildReport } from "./fault-child-process.js";
 import type { FaultFamily } from "./fault-families.js";
 import { prepareStorage, runTraced, verifyAfterFault } from "./fault-traced-run.js";
-import { checkChildEnded, checkFaultReported, describeCall } from "./fault-verdict.js";
+import {
+  checkChildEnded,
+  checkFaultReported,
+  describeCall,
+  whyMayFailQuietly,
+} from "./fault-verdict.js";
 import { keepWorkspaces, withFaultWorkspace } from "./fault-workspace.js";
 import type { Prng } from "./prng.js";
 import { describePhase } from "./strace-log.js";
@@ -30,6 +35,8 @@ export interface FaultOutcome {
   /** What the writer was told, per operation that failed. */
   errors: string[];
   acknowledged: number;
+  /** Why the writer need not have heard of the failure, when it may fail quietly. */
+  quietly: string | undefined;
   /** A failed call was the aimed one (same syscall, file and phase as in the fault-free runs). */
   asAimed: boolean;
   elapsedMs: number;
@@ -174,7 +181,9 @@ export async function runFaultSample(
         call.paths.some((path) => path === `${workspace.root}/${aimed.file}`) &&
         JSON.stringify(call.phase) === JSON.stringify(aimed.phase),
     );
+    const quiet = injected.map((call) => whyMayFailQuietly(plan.family, call));
     return {
+      quietly: quiet.every((why) => why !== undefined) ? quiet[0] : undefined,
       asAimed,
       plan,
       injected: injected.map((call) => describeCall(call, workspace.root)),

@@ -40,6 +40,12 @@ export function checkChildEnded(
     );
 }
 
+/** Why the writer need not hear of this failed call, or `undefined` when it must. */
+export function whyMayFailQuietly(family: FaultFamily, call: PlacedCall): string | undefined {
+  if (!family.mustReport) return `a failed ${family.name} may be ignored`;
+  return family.quietlyFailing?.(call.text);
+}
+
 /**
  * Where an injected failure must surface: a failure in a commit rejects that
  * commit (it is never acknowledged); one in open rejects the open; one in
@@ -52,7 +58,7 @@ export function checkFaultReported(
   report: FaultChildReport,
   root: string,
 ): void {
-  if (!family.mustReport) return;
+  if (whyMayFailQuietly(family, call) !== undefined) return;
   const failed = describeCall(call, root);
   const attempt = (n: number) => report.attempts.find((a) => a.attempt === n);
   const phase = call.phase;
