@@ -30,6 +30,11 @@ export interface RecoveryReport {
   setAside: { file: string; savedAs: string; reason: string }[];
   /** Sidecars removed because later confirmed markers made every record in them obsolete. */
   removed: string[];
+  /**
+   * Obsolete sidecars whose removal failed: housekeeping, so open goes on
+   * without it (the file is never written again) and the next open retries.
+   */
+  deferred: { file: string; error: string }[];
 }
 
 /** Sidecar files read ahead of the one being matched, so file reads overlap the parsing. */
@@ -141,6 +146,7 @@ export async function recover(
     truncated: [],
     setAside: [],
     removed: [],
+    deferred: [],
   };
   await repair(fs, directory, fsync, { log, scans, strays, removals, report });
   const present = new Set(names);
@@ -155,8 +161,9 @@ export async function recover(
  * leave recoverable: main.jsonl first (its torn tail copied, then cut, then
  * flushed with fsync, so the markers authorising later removals are
  * durable), then each sidecar tail (copied, then cut), then strays (moved),
- * then obsolete files (removed). A fault stops open; the next open finds
- * the same or less to do, and nothing confirmed is touched.
+ * then obsolete files (removed). A fault stops open, except in a removal
+ * (housekeeping: it is reported and retried by the next open); the next
+ * open finds the same or less to do, and nothing confirmed is touched.
  */
 async function repair(
   fs: FileSystem,
@@ -196,9 +203,12 @@ async function repair(
     const savedAs = await aside.moveFile(stray.name);
     report.setAside.push({ file: stray.name, savedAs, reason: stray.reason });
   }
-  for (const name of removals) {
-    await fs.remove(path(name));
-    report.removed.push(name);
-  }
-  if (fsync && (removals.length > 0 || log === undefined)) await fs.flush(directory);
+  for (const name of removals)
+    try {
+      await fs.remove(path(name));
+      report.removed.push(name);
+    } catch (error) {
+      report.deferred.push({ file: name, error: String(error) });
+    }
+  if (fsync && (report.removed.length > 0 || log === undefined)) await fs.flush(directory);
 }

@@ -18,6 +18,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { FaultyFileSystem, InjectedFault, type FaultMode } from "./support/faulty-file-system.js";
+import { matching } from "./support/matching.js";
 import { commitAll, w } from "./support/records.js";
 import { tempDir } from "./support/temp-dir.js";
 
@@ -181,6 +182,30 @@ for (const fsync of [false, true]) {
       ])
         expect(operations).toContain(op);
       if (fsync) expect(operations).toContain("flush recovered");
+    });
+
+    it("a failed removal of an obsolete sidecar does not fail open: it is reported, and the next open removes it", async () => {
+      const dir = fresh();
+      try {
+        const faulty = new FaultyFileSystem();
+        faulty.count({ at: operations.indexOf("remove task-31.jsonl"), mode: "before" });
+        const storage = await openJsonlStorage(dir.path, { fsync, fs: faulty });
+        faulty.stop();
+        expect(storage.recovery.removed).toEqual(["doc-21.jsonl"]);
+        expect(storage.recovery.deferred).toEqual([
+          { file: "task-31.jsonl", error: matching(/injected fault: remove task-31\.jsonl/) },
+        ]);
+        expect(await confirmedState(storage)).toEqual(expected);
+        await commitAll(storage, [w.entry(99, 1, "still available")]);
+        await storage.close();
+        expect(readdirSync(dir.path)).toContain("task-31.jsonl");
+        const reopened = await openJsonlStorage(dir.path, { fsync });
+        expect(reopened.recovery.removed).toEqual(["task-31.jsonl"]);
+        expect((await reopened.entry(99 as EntryId))?.entry.data).toBe("still available");
+        await reopened.close();
+      } finally {
+        dir.remove();
+      }
     });
 
     it("every file operation of open failing before, after or half way leaves the confirmed state and every cut byte, and a later open repairs", async () => {

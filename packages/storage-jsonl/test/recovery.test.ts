@@ -87,6 +87,7 @@ describe("recovery > torn final marker", () => {
       truncated: [],
       setAside: [],
       removed: [],
+      deferred: [],
     });
     expect((await reopened.document(4 as DocumentId, 2 as Seq))?.value).toEqual({
       text: "after hello",
