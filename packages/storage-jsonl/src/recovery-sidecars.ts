@@ -1,4 +1,4 @@
-import type { TaskRecord } from "@durably/core";
+import type { StorageCorrupted, TaskRecord } from "@durably/core";
 import { DocumentFold } from "./document-fold.js";
 import { decodeRecord, LineError, MAIN_FILE, type SidecarRecord } from "./line-format.js";
 import type { FileLines } from "./line-reader.js";
@@ -29,6 +29,12 @@ export interface SidecarScan {
    * main.jsonl lost confirmed lines.
    */
   rewrittenAt?: { line: number; seq: number };
+  /**
+   * Set when a file reclamation removes (a task's, a current-only
+   * document's) is missing: the caller reports it once main.jsonl is known
+   * whole, since a lost marker would explain it as well.
+   */
+  missingFile?: StorageCorrupted;
   /** Documents: the confirmed revisions folded into the head. */
   fold?: DocumentFold;
   /** Tasks: the value of the newest confirmed replacement. */
@@ -170,12 +176,21 @@ export async function scanSidecar(
       isBase(firstUnconfirmed)
     )
       return { ...scan, rewrittenAt: { line: 1, seq: first.seq } };
-    if (!lines.exists)
-      throw corrupted(
-        file,
-        1,
-        `the file is missing, but ${MAIN_FILE} line ${(refs[0] as Ref).markerLine} confirms its record (seq ${(refs[0] as Ref).seq}, ordinal ${(refs[0] as Ref).ordinal})`,
-      );
+    if (!lines.exists) {
+      const ref = refs[0] as Ref;
+      const gone = `the file is missing, but ${MAIN_FILE} line ${ref.markerLine} confirms its record (seq ${ref.seq}, ordinal ${ref.ordinal})`;
+      // Reclamation removes such a file after a marker: main.jsonl may have lost that marker instead.
+      if (isTask || sidecar.currentOnly)
+        return {
+          ...scan,
+          missingFile: corrupted(
+            file,
+            1,
+            `${gone}; it is removed only after a marker makes its ${isTask ? "task terminal" : "document retired"}, so either the file was deleted or ${MAIN_FILE} lost that marker`,
+          ),
+        };
+      throw corrupted(file, 1, gone);
+    }
     throw missing(refs[Math.max(next, 0)] as Ref, count + 1);
   }
   return scan;

@@ -97,6 +97,7 @@ export async function recover(
   const rewritten: { file: string; line: number; seq: number }[] = [];
   const found: Found = { folds: new Map(), tasks: new Map() };
   let highestConfirmedCall = 0;
+  let missingFile: StorageCorrupted | undefined;
   const files = [...toScan.map((sidecar) => sidecar.file), ...unnamed.map((u) => u.name)];
   const readers: (FileLines | undefined)[] = [];
   for (let i = 0; i < files.length; i++) {
@@ -111,6 +112,7 @@ export async function recover(
       scans.set(sidecar.file, scan);
       unconfirmed.push(...scan.unconfirmed);
       if (scan.rewrittenAt) rewritten.push({ file: sidecar.file, ...scan.rewrittenAt });
+      missingFile ??= scan.missingFile;
       if (scan.highestCall > highestConfirmedCall) highestConfirmedCall = scan.highestCall;
       const key = sidecarKey(sidecar.isTask, sidecar.ownerId);
       if (scan.fold) found.folds.set(key, scan.fold);
@@ -138,6 +140,7 @@ export async function recover(
     highestConfirmedCall,
     rewritten,
   });
+  if (missingFile !== undefined) throw missingFile;
   const state = await replayMarkers(log?.markers ?? [], sidecars, found);
 
   const report: RecoveryReport = {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StorageCorrupted, type DocumentId, type EntryId } from "@durably/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -37,7 +37,7 @@ function snapshot(): Record<string, string> {
  * 4 and to the current-only document 3 (a base every `baseEvery` commits,
  * which makes its file worth rewriting).
  */
-async function hundredCommits(baseEvery = 0): Promise<void> {
+async function hundredCommits(baseEvery = 0, retireAt = 0): Promise<void> {
   const storage = await openJsonlStorage(dir.path);
   await commitAll(storage, [
     w.conversation(1),
@@ -48,9 +48,15 @@ async function hundredCommits(baseEvery = 0): Promise<void> {
     await commitAll(storage, [
       w.entry(100 + i, 1, `note ${i}`),
       w.setText(4, `rewindable ${i}`),
-      baseEvery > 0 && i % baseEvery === 0
-        ? w.base(3, { text: `base ${i}` })
-        : w.setText(3, `current ${i}`),
+      ...(retireAt > 0 && i > retireAt
+        ? []
+        : [
+            i === retireAt
+              ? w.retire(3)
+              : baseEvery > 0 && i % baseEvery === 0
+                ? w.base(3, { text: `base ${i}` })
+                : w.setText(3, `current ${i}`),
+          ]),
     ]);
   await storage.close();
 }
@@ -93,6 +99,25 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
       /^main\.jsonl line 50: confirmed commit markers are missing: the file ends at seq 49, but doc-3\.jsonl line 1 starts with a base of seq 100/,
     );
     expect(snapshot()).toEqual(before);
+  });
+
+  it("the same cut when the current-only document's file was removed after a later retirement names main.jsonl, not the missing file", async () => {
+    await hundredCommits(0, 80);
+    expect(readdirSync(dir.path)).not.toContain("doc-3.jsonl");
+    keepLines("main.jsonl", 49);
+    const error = await openFails();
+    expect(error.location).toEqual({ file: "main.jsonl", line: 50 });
+    expect(error.message).toMatch(/records of 51 commit calls lie beyond it/);
+  });
+
+  it("a removed file with no other sign of lost markers is reported at the file, saying both causes", async () => {
+    await hundredCommits();
+    unlinkSync(file("doc-3.jsonl"));
+    const error = await openFails();
+    expect(error.location).toEqual({ file: "doc-3.jsonl", line: 1 });
+    expect(error.message).toMatch(
+      /doc-3\.jsonl line 1: the file is missing, but main\.jsonl line 1 confirms its record \(seq 1, ordinal 0\); it is removed only after a marker makes its document retired, so either the file was deleted or main\.jsonl lost that marker/,
+    );
   });
 
   it("a marker line lost from the middle of main.jsonl fails naming main.jsonl, even with no sidecar record to show it", async () => {
