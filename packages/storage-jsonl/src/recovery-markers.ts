@@ -26,13 +26,11 @@ export interface Sidecar {
   /** Documents: keeps only its current value (so a rewrite may have dropped records before a base). */
   currentOnly: boolean;
   refs: Ref[];
-  /** How many refs the replay has consumed. */
-  replayed: number;
 }
 
-/** What main.jsonl holds: every marker, the sidecars they name, and its unterminated tail. */
+/** What main.jsonl holds: how many markers, the sidecars they name, and its unterminated tail. */
 export interface MarkerLog {
-  markers: Marker[];
+  count: number;
   /** Sidecars by `sidecarKey`. */
   sidecars: Map<number, Sidecar>;
   /** Sidecar files whose every record a later marker made obsolete (terminal task, retired current-only document). */
@@ -70,17 +68,18 @@ export function lineProblem(file: string, line: number, error: unknown): Storage
 }
 
 /**
- * Streams main.jsonl (never whole: see `FileLines`), decoding every marker
- * and noting which sidecar records each confirms; undefined when the file
- * does not exist. Any complete line that does not decode, or a seq other
+ * Streams main.jsonl (never whole: see `FileLines`), decoding every marker,
+ * handing it to `apply` (which replays it into the index) and noting which
+ * sidecar records it confirms; undefined when the file does not exist. Any complete line that does not decode, or a seq other
  * than the one after the previous marker's, fails with `StorageCorrupted`
  * naming its line.
  */
 export async function readMarkers(
   fs: FileSystem,
   directory: string,
+  apply: (marker: Marker, line: number) => Promise<void>,
 ): Promise<MarkerLog | undefined> {
-  const markers: Marker[] = [];
+  let count = 0;
   const sidecars = new Map<number, Sidecar>();
   const currentOnly = new Map<number, boolean>();
   const retired = new Set<number>();
@@ -90,7 +89,7 @@ export async function readMarkers(
     let sidecar = sidecars.get(key);
     if (sidecar === undefined) {
       const file = isTask ? taskFile(id) : documentFile(id);
-      sidecar = { file, isTask, ownerId: id, currentOnly: false, refs: [], replayed: 0 };
+      sidecar = { file, isTask, ownerId: id, currentOnly: false, refs: [] };
       sidecars.set(key, sidecar);
     }
     sidecar.refs.push(ref);
@@ -117,7 +116,7 @@ export async function readMarkers(
             : `marker seq ${seq} follows ${previous === 0 ? "no marker" : `seq ${previous}`}: the markers of seqs ${previous + 1} to ${seq - 1} are missing`,
         );
       previous = seq;
-      markers.push(marker);
+      count++;
       for (const write of marker.writes) {
         if (write.type === "document.create" || write.type === "document.copy") {
           const r = write.record;
@@ -134,6 +133,7 @@ export async function readMarkers(
           }
         }
       }
+      await apply(marker, markerLine);
     }
   if (!lines.exists) return undefined;
   const obsolete = new Set<string>();
@@ -144,10 +144,10 @@ export async function readMarkers(
   }
   for (const [id, final] of taskFinal) if (final) obsolete.add(taskFile(id));
   return {
-    markers,
+    count,
     sidecars,
     obsolete,
-    lastSeq: markers[markers.length - 1]?.seq ?? 0,
+    lastSeq: previous,
     end: lines.end,
     size: lines.size,
   };

@@ -2,76 +2,58 @@ import { StorageCorrupted, type StorageWrite, type TaskRecord } from "@durably/c
 import { applyBatch } from "./apply-batch.js";
 import type { DocumentFold } from "./document-fold.js";
 import { JsonlState } from "./jsonl-state.js";
-import { MAIN_FILE, type Marker } from "./line-format.js";
+import { MAIN_FILE, taskFile, type Marker } from "./line-format.js";
 import { CallOverlay, PLACEHOLDER_CONTENT, prepareBatch } from "./prepare-batch.js";
-import { corrupted, sidecarKey, type Sidecar } from "./recovery-markers.js";
+import { corrupted } from "./recovery-markers.js";
 
-/** What the sidecar scans found, by `sidecarKey`. */
+/** What the sidecar scans found. */
 export interface Found {
+  /** Document id to its folded head. */
   folds: Map<number, DocumentFold>;
-  /** Per live task, the value of its newest replacement. */
-  tasks: Map<number, TaskRecord>;
+  /** Live task id to the newest replacement in its file, and that record's line. */
+  tasks: Map<number, { value: TaskRecord; line: number }>;
 }
 
 const noCopies = () => Promise.resolve(undefined);
 
-/** The next ref of a sidecar in replay order: the same order the markers were read in. */
-function takeRef(
-  sidecars: ReadonlyMap<number, Sidecar>,
-  isTask: boolean,
-  id: number,
-  seq: number,
-  ordinal: number,
-): { sidecar: Sidecar; last: boolean } {
-  const sidecar = sidecars.get(sidecarKey(isTask, id));
-  const ref = sidecar?.refs[sidecar.replayed++];
-  if (sidecar === undefined || ref === undefined || ref.seq !== seq || ref.ordinal !== ordinal)
-    throw new Error(`recovery: replay of seq ${seq} lost its place in ${sidecar?.file ?? id}`);
-  return { sidecar, last: sidecar.replayed === sidecar.refs.length };
-}
-
 /**
- * Rebuilds the index by replaying every marker through the checks a commit
- * runs (a refusal here is corruption at the marker's line). Document
- * content was already folded per file while it streamed, so the replay
- * carries placeholders for it and the heads are set from the folds at the
- * end; a live task takes its newest replacement only (the earlier ones are
- * superseded).
+ * Rebuilds the index while main.jsonl streams: each marker is replayed, as
+ * soon as it is read, through the checks a commit runs (a refusal here is
+ * corruption at the marker's line), so no marker is kept once applied.
+ * Sidecar content is not needed for that: document content is folded per
+ * file while the files stream (the replay carries placeholders, and
+ * `finish` sets each head from its fold), and a live task's value is the
+ * newest replacement in its file (`finish` puts it).
  */
-export async function replayMarkers(
-  markers: readonly Marker[],
-  sidecars: ReadonlyMap<number, Sidecar>,
-  found: Found,
-): Promise<JsonlState> {
-  const state = new JsonlState();
-  const overlay = new CallOverlay();
-  for (let m = 0; m < markers.length; m++) {
-    const marker = markers[m] as Marker;
+export class MarkerReplay {
+  readonly state = new JsonlState();
+  private readonly overlay = new CallOverlay();
+
+  async apply(marker: Marker, line: number): Promise<void> {
     const writes: StorageWrite[] = [];
     const placeholders = new Set<number>();
     for (const write of marker.writes) {
       switch (write.type) {
-        case "task": {
+        case "task":
+          // A live task's value is in its sidecar: the newest one is put by `finish`.
           if ("value" in write) writes.push(write);
-          else if (takeRef(sidecars, true, write.id, marker.seq, write.ordinal).last) {
-            const value = found.tasks.get(write.id);
-            // An obsolete file (a later inline terminal value) was not read: that value stands.
-            if (value !== undefined) writes.push({ type: "task", value });
-          }
           break;
-        }
         case "document.create":
-        case "document.copy":
-          takeRef(sidecars, false, write.record.id, marker.seq, write.ordinal);
           placeholders.add(writes.length);
-          writes.push(
-            write.type === "document.create"
-              ? { type: "document.create", record: write.record, content: PLACEHOLDER_CONTENT }
-              : { type: "document.copy", record: write.record, source: write.source as never },
-          );
+          writes.push({
+            type: "document.create",
+            record: write.record,
+            content: PLACEHOLDER_CONTENT,
+          });
+          break;
+        case "document.copy":
+          writes.push({
+            type: "document.copy",
+            record: write.record,
+            source: write.source as never,
+          });
           break;
         case "document.change":
-          takeRef(sidecars, false, write.id, marker.seq, write.ordinal);
           placeholders.add(writes.length);
           writes.push({
             type: "document.change",
@@ -83,11 +65,12 @@ export async function replayMarkers(
           writes.push(write as StorageWrite);
       }
     }
+    const { state, overlay } = this;
     const prepared = await prepareBatch(state, overlay, writes, marker.seq, noCopies, placeholders);
     if ("problem" in prepared)
       throw corrupted(
         MAIN_FILE,
-        m + 1,
+        line,
         `commit seq ${marker.seq} cannot be applied: ${prepared.problem.message}`,
       );
     applyBatch(state, prepared.batch, []);
@@ -98,21 +81,35 @@ export async function replayMarkers(
     if (overlay.documents.size > 0) overlay.documents.clear();
     if (overlay.addresses.size > 0) overlay.addresses.clear();
   }
-  for (const doc of state.documents.values()) {
-    const fold = found.folds.get(sidecarKey(false, doc.record.id));
-    const live = doc.record.retiredAt === undefined;
-    if (fold !== undefined) {
-      doc.newestBaseSeq = fold.newestBaseSeq;
-      doc.deltasSinceBase = fold.deltasSinceBase;
-      doc.revisions = live || !doc.currentOnly ? fold.revisions : [];
-      if (live) doc.current = fold.current;
+
+  /** Puts the live tasks' values and the documents' heads; every live document must have a base. */
+  finish(found: Found): JsonlState {
+    const state = this.state;
+    for (const [id, { value, line }] of found.tasks) {
+      if (!state.conversations.has(value.conversationId))
+        throw corrupted(
+          taskFile(id),
+          line,
+          `task ${id} names unknown conversation ${value.conversationId}`,
+        );
+      state.tasks.put(id, value);
     }
-    if (live && doc.current === undefined)
-      throw new StorageCorrupted(
-        `${doc.file}: document ${doc.record.id} has no base revision on disk`,
-        { file: doc.file, documentId: doc.record.id },
-      );
+    for (const doc of state.documents.values()) {
+      const fold = found.folds.get(doc.record.id);
+      const live = doc.record.retiredAt === undefined;
+      if (fold !== undefined) {
+        doc.newestBaseSeq = fold.newestBaseSeq;
+        doc.deltasSinceBase = fold.deltasSinceBase;
+        doc.revisions = live || !doc.currentOnly ? fold.revisions : [];
+        if (live) doc.current = fold.current;
+      }
+      if (live && doc.current === undefined)
+        throw new StorageCorrupted(
+          `${doc.file}: document ${doc.record.id} has no base revision on disk`,
+          { file: doc.file, documentId: doc.record.id },
+        );
+    }
+    state.persistedHighWater = state.highWater;
+    return state;
   }
-  state.persistedHighWater = state.highWater;
-  return state;
 }

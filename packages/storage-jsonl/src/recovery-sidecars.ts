@@ -37,8 +37,8 @@ export interface SidecarScan {
   missingFile?: StorageCorrupted;
   /** Documents: the confirmed revisions folded into the head. */
   fold?: DocumentFold;
-  /** Tasks: the value of the newest confirmed replacement. */
-  task?: TaskRecord;
+  /** Tasks: the value of the newest confirmed replacement, and its line. */
+  task?: { value: TaskRecord; line: number };
 }
 
 /** Index of the ref `(seq, ordinal)` names, or -1. */
@@ -75,7 +75,7 @@ export async function scanSidecar(
 ): Promise<SidecarScan> {
   const { file, refs, isTask, ownerId } = sidecar;
   const fold = isTask ? undefined : new DocumentFold(file, ownerId, sidecar.currentOnly);
-  let task: TaskRecord | undefined;
+  let task: { value: TaskRecord; line: number } | undefined;
   let next = -1; // index of the ref the next record must match; -1 before the first
   let count = 0;
   let confirmedEnd = 0;
@@ -132,7 +132,7 @@ export async function scanSidecar(
               `a record of ${payload.type} ${payloadId} does not belong in ${file}`,
             );
           const placement = { offset: window.offset, length: window.length, line };
-          if (payload.type === "task") task = payload.value;
+          if (payload.type === "task") task = { value: payload.value, line };
           else fold?.add(record.seq, payload.content, placement);
           confirmedEnd = placement.offset + placement.length;
           if (record.call !== undefined && record.call > highestCall) highestCall = record.call;

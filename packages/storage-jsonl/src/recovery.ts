@@ -5,7 +5,7 @@ import { MAIN_FILE, parseSidecarName } from "./line-format.js";
 import { FileLines } from "./line-reader.js";
 import { checkLostMarkers } from "./lost-markers.js";
 import { readMarkers, sidecarKey, type MarkerLog, type Sidecar } from "./recovery-markers.js";
-import { replayMarkers, type Found } from "./recovery-replay.js";
+import { MarkerReplay, type Found } from "./recovery-replay.js";
 import {
   scanSidecar,
   scanUnnamed,
@@ -47,15 +47,16 @@ interface Stray {
 }
 
 /**
- * Rebuilds the index from the directory: streams main.jsonl's markers and
- * every sidecar they name (matching records to markers, folding document
- * heads), checks that what lies beyond the last marker is one commit
- * call's worth (else main.jsonl lost lines: `StorageCorrupted`), replays
- * the markers, and only then repairs: a torn final marker line and
- * unconfirmed sidecar tails are copied into `recovered/` and cut, sidecars
- * no marker names are moved there, obsolete sidecars are removed. Damaged
- * or missing confirmed data fails with `StorageCorrupted` naming the file
- * and line, before anything is changed.
+ * Rebuilds the index from the directory: streams main.jsonl, replaying each
+ * marker into the index as it is read; streams every sidecar the markers
+ * name (matching records to markers, folding document heads) and those no
+ * marker names; checks that what lies beyond the last marker is one commit
+ * call's worth (else main.jsonl lost lines: `StorageCorrupted`); and only
+ * then repairs: a torn final marker line and unconfirmed sidecar tails are
+ * copied into `recovered/` and cut, sidecars no marker names are moved
+ * there, obsolete sidecars are removed. Damaged or missing confirmed data
+ * fails with `StorageCorrupted` naming the file and line, before anything
+ * is changed.
  */
 export async function recover(
   fs: FileSystem,
@@ -63,7 +64,11 @@ export async function recover(
   fsync: boolean,
 ): Promise<{ state: JsonlState; report: RecoveryReport }> {
   const path = (file: string) => `${directory}/${file}`;
-  const [log, names] = await Promise.all([readMarkers(fs, directory), fs.list(directory)]);
+  const replay = new MarkerReplay();
+  const [log, names] = await Promise.all([
+    readMarkers(fs, directory, (marker, line) => replay.apply(marker, line)),
+    fs.list(directory),
+  ]);
   if (log === undefined) {
     const stray = names.find((name) => parseSidecarName(name) !== undefined);
     if (stray !== undefined)
@@ -114,8 +119,7 @@ export async function recover(
       if (scan.rewrittenAt) rewritten.push({ file: sidecar.file, ...scan.rewrittenAt });
       missingFile ??= scan.missingFile;
       if (scan.highestCall > highestConfirmedCall) highestConfirmedCall = scan.highestCall;
-      const key = sidecarKey(sidecar.isTask, sidecar.ownerId);
-      if (scan.fold) found.folds.set(key, scan.fold);
+      if (scan.fold) found.folds.set(sidecar.ownerId, scan.fold);
       if (scan.task) found.tasks.set(sidecar.ownerId, scan.task);
     } else {
       const stray = unnamed[i - toScan.length] as (typeof unnamed)[number];
@@ -134,17 +138,17 @@ export async function recover(
   }
 
   checkLostMarkers({
-    markers: log?.markers.length ?? 0,
+    markers: log?.count ?? 0,
     lastSeq,
     unconfirmed,
     highestConfirmedCall,
     rewritten,
   });
   if (missingFile !== undefined) throw missingFile;
-  const state = await replayMarkers(log?.markers ?? [], sidecars, found);
+  const state = replay.finish(found);
 
   const report: RecoveryReport = {
-    commits: log?.markers.length ?? 0,
+    commits: log?.count ?? 0,
     tornMarkerBytes: log === undefined ? 0 : log.size - log.end,
     truncated: [],
     setAside: [],
