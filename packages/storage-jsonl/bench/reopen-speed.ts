@@ -70,26 +70,40 @@ function rawRead(dir: string): number {
   return items;
 }
 
-async function child(reader: string, dir: string): Promise<void> {
-  const start = performance.now();
-  if (reader === "durably") {
-    const session = await Session.open(await openJsonlStorage(dir));
-    const ms = performance.now() - start;
-    await session.close();
-    process.stdout.write(`${ms}\n`);
-  } else {
-    rawRead(dir);
-    process.stdout.write(`${performance.now() - start}\n`);
-  }
+interface Sample {
+  /** Wall-clock ms. */
+  ms: number;
+  /** CPU ms of the process (user + system): steadier than wall time on a shared machine. */
+  cpu: number;
+  /** Peak resident MiB of the process. */
+  rss: number;
 }
 
-function measure(reader: "durably" | "raw", dir: string): number {
+async function child(reader: string, dir: string): Promise<void> {
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  let close = () => Promise.resolve();
+  if (reader === "durably") {
+    const session = await Session.open(await openJsonlStorage(dir));
+    close = () => session.close();
+  } else rawRead(dir);
+  const used = process.cpuUsage(cpu);
+  const sample: Sample = {
+    ms: performance.now() - start,
+    cpu: (used.user + used.system) / 1000,
+    rss: process.resourceUsage().maxRSS / 1024,
+  };
+  await close();
+  process.stdout.write(`${JSON.stringify(sample)}\n`);
+}
+
+function measure(reader: "durably" | "raw", dir: string): Sample {
   const out = execFileSync(
     process.execPath,
     [...process.execArgv, fileURLToPath(import.meta.url), "--child", reader, dir],
     { encoding: "utf8" },
   );
-  return Number(out.trim());
+  return JSON.parse(out.trim()) as Sample;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -105,16 +119,17 @@ async function main(): Promise<void> {
       const dir = join(root, `log-${commits}`);
       await build(dir, commits);
       const bytes = readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
-      const durably: number[] = [];
-      const raw: number[] = [];
+      const durably: Sample[] = [];
+      const raw: Sample[] = [];
       for (let r = 0; r < rounds; r++) {
         durably.push(measure("durably", dir));
         raw.push(measure("raw", dir));
       }
-      const d = median(durably);
-      const w = median(raw);
+      const of = (samples: Sample[], key: keyof Sample) => median(samples.map((s) => s[key]));
+      const [d, w] = [of(durably, "ms"), of(raw, "ms")];
+      const [dc, wc] = [of(durably, "cpu"), of(raw, "cpu")];
       console.log(
-        `${commits} commits (${(bytes / 1048576).toFixed(1)} MiB): reopen ${d.toFixed(1)} ms, raw read+parse ${w.toFixed(1)} ms, ratio ${(d / w).toFixed(2)} (median of ${rounds})`,
+        `${commits} commits (${(bytes / 1048576).toFixed(1)} MiB), median of ${rounds}: reopen ${d.toFixed(0)} ms (${dc.toFixed(0)} ms CPU, ${of(durably, "rss").toFixed(0)} MiB peak RSS), raw read+parse ${w.toFixed(0)} ms (${wc.toFixed(0)} ms CPU), ratio ${(d / w).toFixed(2)} wall, ${(dc / wc).toFixed(2)} CPU`,
       );
     }
   } finally {
