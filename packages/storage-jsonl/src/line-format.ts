@@ -142,12 +142,14 @@ function parseLine(
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new LineError("not a JSON object");
   const line = value as Record<string, unknown>;
-  const newest = type === "commit" ? MARKER_FORMAT : RECORD_FORMAT;
+  // Judged by the line's own type, so a record line in main.jsonl is reported as misplaced, not as a version.
+  const own = line.type === "record" || line.type === "commit" ? line.type : type;
+  const newest = own === "commit" ? MARKER_FORMAT : RECORD_FORMAT;
   const format = line.format;
   if (typeof format !== "number" || !Number.isInteger(format) || format < 1 || format > newest) {
     if (typeof format === "number")
       throw new LineError(
-        `format ${format} is not understood by this version (it reads ${type} lines of format ${newest === 1 ? "1" : `1 to ${newest}`})`,
+        `format ${format} is not understood by this version (it reads ${own} lines of format ${newest === 1 ? "1" : `1 to ${newest}`})`,
         format,
       );
     throw new LineError(`no "format" field`);

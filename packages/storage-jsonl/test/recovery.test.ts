@@ -233,6 +233,15 @@ describe("recovery > corruption fails open naming file and line", () => {
     await storage.close();
   });
 
+  it("a sidecar record line inside main.jsonl is reported as misplaced, not as an unknown format", async () => {
+    await twoSaves();
+    const record = lines("doc-4.jsonl")[1] as string;
+    rewrite("main.jsonl", (l) => [l[0] as string, record, ...l.slice(1)]);
+    const error = await openFails();
+    expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
+    expect(error.message).toMatch(/main\.jsonl line 2: type "record" where a commit line belongs/);
+  });
+
   it("a marker whose seq is not above the previous one fails", async () => {
     await twoSaves();
     rewrite("main.jsonl", (l) => [...l, l[2] as string]);
