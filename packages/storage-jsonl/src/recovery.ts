@@ -81,7 +81,7 @@ function lineProblem(file: string, line: number, error: unknown): StorageCorrupt
 const noCopies = () => Promise.resolve(undefined);
 
 /**
- * Rebuilds the index from the directory (DESIGN 4.3, recovery): cuts a torn
+ * Rebuilds the index from the directory (recovery on open): cuts a torn
  * final line of main.jsonl, applies only sidecar records confirmed by a
  * marker, cuts unconfirmed sidecar tails and removes files no marker
  * confirms. Confirmed data that is missing, or any complete line that does

@@ -84,7 +84,7 @@ const MAX = Number.MAX_SAFE_INTEGER;
 
 /**
  * The Storage contract on any ordered, transactional `KeyValueStore`
- * (DESIGN 4.4). One `commit` call is one atomic `store.write`; every check
+ * (see the package README). One `commit` call is one atomic `store.write`; every check
  * that can refuse a batch runs before it, so a refused batch never reaches
  * the store. Counters live in memory and are written inside each write.
  */

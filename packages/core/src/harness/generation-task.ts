@@ -48,7 +48,7 @@ type Progress =
 
 const PAGE = 256;
 
-/** The model's context for a conversation: stored entries from the newest head marker on (DESIGN 7). */
+/** The model's context for a conversation: stored entries from the newest head marker on. */
 export async function loadContext(session: Session, conversationId: ConversationId) {
   const marker = await session.read.latestHead(conversationId);
   const from = marker ? (Math.min(marker.id, marker.head as number) as EntryId) : undefined;

@@ -121,7 +121,7 @@ export function checkCheckpoint(
 }
 
 /**
- * Defines a durable task (DESIGN section 6). The result is the token
+ * Defines a durable task. The result is the token
  * `tx.createTask` takes and what a `Scheduler` registers.
  */
 export function defineTask<Input extends Json, C extends TaskCheckpoint>(

@@ -39,7 +39,7 @@ function checkOutcome(name: string, value: unknown): TaskOutcome {
 }
 
 /**
- * Reads what an `rt.commit` callback returned (DESIGN 6): a checkpoint, a
+ * Reads what an `rt.commit` callback returned: a checkpoint, a
  * whole state, or `undefined` (no state change). Throws a `TypeError` naming
  * the field at fault, so the commit is discarded.
  */

@@ -73,7 +73,7 @@ function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * The task runtime `rt` handed to a phase or an abort handler (DESIGN 6).
+ * The task runtime `rt` handed to a phase or an abort handler.
  * It is valid while that call runs and the task is `running` for it.
  */
 export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = TaskCheckpoint> {

@@ -78,7 +78,7 @@ function stopReason(): DOMException {
 }
 
 /**
- * Runs the tasks of one session (DESIGN 6): durable reservation, phases off
+ * Runs the tasks of one session: durable reservation, phases off
  * the commit line, waiting on tasks, abort, `completing`, recovery. One
  * scheduler per session at a time; `start()` assumes nothing else runs the
  * session's tasks (storage adapters take a single-owner lock).
