@@ -1,4 +1,4 @@
-// A streamed answer of 10,000 chunks through the harness (DESIGN 2.5, 7, 9):
+// A streamed answer of 10,000 chunks through the harness:
 // chunks/s and the storage commits it issued, per backend, next to the
 // model stream alone (the ceiling) and to one ordinary commit per chunk
 // (what streaming costs without deferred progress), measured in the same run.

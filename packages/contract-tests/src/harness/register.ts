@@ -34,7 +34,7 @@ const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
 ];
 
 /**
- * Registers the harness conformance suite (DESIGN 7) for one backend: runs
+ * Registers the harness conformance suite for one backend: runs
  * through a real Harness over the adapter, and, with `crash`, runs killed
  * by SIGKILL at the three moments that matter and resumed on reopen.
  */

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../domain/json.js";
 import { defineDoc } from "../session/tokens.js";
 
-/** The running generation's partial answer (deferred progress, DESIGN 2.5). */
+/** The running generation's partial answer (deferred progress: shown at once, stored within the progress window). */
 export type LiveGeneration = {
   taskId: number;
   text: string;

@@ -9,7 +9,7 @@ export interface ToolSpec {
   readonly parameters: JsonSchema;
 }
 
-/** One model call: the derived context (DESIGN 7, context derivation) and the tools on offer. */
+/** One model call: the derived context (stored entries from the newest head marker on) and the tools on offer. */
 export interface ModelRequest {
   readonly messages: readonly Message[];
   readonly tools: readonly ToolSpec[];
