@@ -228,4 +228,36 @@ describe("SQLite storage", () => {
     expect(after).toBeLessThanOrEqual(40 + ID_RESERVATION + 1);
     expect((await commit([])).seqs).toEqual([2]);
   });
+
+  it("refuses to open a file whose next_seq or id high-water row is missing, as StorageCorrupted naming the table", async () => {
+    await commit([conversation, entry(2, "kept")]);
+    await storage.close();
+    const raw = new Database(path);
+    raw.prepare("DELETE FROM metadata WHERE name = 'next_seq'").run();
+    raw.close();
+    const noSeq = await openSqliteStorage(path).catch((e: unknown) => e);
+    expect(noSeq).toBeInstanceOf(StorageCorrupted);
+    expect(noSeq).toMatchObject({ location: { file: path, table: "metadata" } });
+    expect((noSeq as Error).message).toContain("next_seq");
+    // The refused open changed nothing and let go of the file.
+    const again = new Database(path);
+    expect(again.prepare("SELECT count(*) AS n FROM metadata").get()).toEqual({ n: 0 });
+    expect(again.prepare("SELECT count(*) AS n FROM entries").get()).toEqual({ n: 1 });
+    again.prepare("INSERT INTO metadata (name, value) VALUES ('next_seq', 2)").run();
+    again.prepare("DELETE FROM ids WHERE namespace = 'global'").run();
+    again.close();
+    const noIds = await openSqliteStorage(path).catch((e: unknown) => e);
+    expect(noIds).toBeInstanceOf(StorageCorrupted);
+    expect(noIds).toMatchObject({ location: { file: path, table: "ids" } });
+    storage = await reopenAfterRepair(path);
+    expect((await storage.entry(2 as EntryId))?.entry.data).toBe("kept");
+  });
 });
+
+/** Puts the ids row back by hand and opens again: what a user restoring the row would do. */
+async function reopenAfterRepair(file: string): Promise<SqliteStorage> {
+  const raw = new Database(file);
+  raw.prepare("INSERT INTO ids (namespace, high_water) VALUES ('global', 2000)").run();
+  raw.close();
+  return openSqliteStorage(file);
+}
