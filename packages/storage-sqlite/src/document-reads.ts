@@ -1,0 +1,139 @@
+import {
+  checkAddress,
+  checkAt,
+  checkId,
+  checkLimit,
+  checkQuery,
+  checkScope,
+  cloneJson,
+  decodeIdCursor,
+  oneOfField,
+  pageFromRows,
+  scopeKey,
+  startAfter,
+  StorageRequestError,
+  type Cursor,
+  type DocumentAddress,
+  type DocumentId,
+  type DocumentQuery,
+  type DocumentRecord,
+  type MaterializedDocument,
+  type Page,
+  type Seq,
+} from "@durably/core";
+import { guarded } from "./driver-errors.js";
+import {
+  isLiveRow,
+  newestAtAddress,
+  readDocumentRow,
+  readDocumentRows,
+  type CurrentValues,
+} from "./documents.js";
+import { orderSql } from "./record-reads.js";
+import { DOCUMENT_COLUMNS, type DocumentRow, type RowReader } from "./rows.js";
+import type { SqliteDatabase, SqlValue } from "./sqlite-database.js";
+
+const ADDRESS_AT = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND scope = ? AND key IS ? AND created_at <= ? ORDER BY created_at DESC LIMIT 1`;
+
+/**
+ * Reads of documents: by address, materialised by id, scans. Document and
+ * revision rows are verified against their checksums as they are read.
+ */
+export class DocumentReads {
+  readonly #db: SqliteDatabase;
+  readonly #rows: RowReader;
+  readonly #values: CurrentValues;
+
+  constructor(db: SqliteDatabase, rows: RowReader, values: CurrentValues) {
+    this.#db = db;
+    this.#rows = rows;
+    this.#values = values;
+  }
+
+  async findDocument(
+    address: DocumentAddress,
+    at: Seq | "current",
+  ): Promise<DocumentRecord | undefined> {
+    const a = checkAddress(address);
+    const scope = scopeKey(a.scope);
+    const when = checkAt(at);
+    const key = a.key ?? null;
+    return guarded(this.#rows.file, "finding a document", { table: "documents" }, () =>
+      this.#db.transaction(
+        (db) => {
+          if (when === "current") {
+            const newest = newestAtAddress(db, this.#rows, a.kind, scope, key);
+            return newest === undefined || newest.retired_at !== null
+              ? undefined
+              : this.#rows.verifiedDocument(newest);
+          }
+          const found = db.get<DocumentRow>(ADDRESS_AT, [a.kind, scope, key, when]);
+          const row = found === undefined ? undefined : this.#rows.documentRow(found);
+          return row !== undefined && isLiveRow(row, when)
+            ? this.#rows.verifiedDocument(row)
+            : undefined;
+        },
+        { readOnly: true },
+      ),
+    );
+  }
+
+  async document(id: DocumentId, at: Seq | "current"): Promise<MaterializedDocument | undefined> {
+    checkId("document id", id);
+    const when = checkAt(at);
+    return guarded(this.#rows.file, "reading a document", { table: "documents", key: id }, () =>
+      this.#db.transaction(
+        (db) => {
+          const row = readDocumentRow(db, this.#rows, id);
+          if (row === undefined || !isLiveRow(row, when)) return undefined;
+          const record = this.#rows.verifiedDocument(row);
+          const cached = when === "current" ? this.#values.get(id) : undefined;
+          if (cached !== undefined)
+            return {
+              record,
+              version: cached.version,
+              value: cloneJson(cached.value),
+              deltasSinceBase: cached.deltasSinceBase,
+            };
+          return { record, ...readDocumentRows(db, this.#rows, row, when) };
+        },
+        { readOnly: true },
+      ),
+    );
+  }
+
+  async scanDocuments(
+    query: DocumentQuery,
+    limit: number,
+    cursor?: Cursor,
+  ): Promise<Page<DocumentRecord>> {
+    const scan = "scanDocuments";
+    const order = checkQuery(scan, query, ["scope", "at", "kind"], "ascending");
+    checkLimit(limit);
+    if (query.scope === undefined)
+      throw new StorageRequestError("bad-query", `${scan}: scope is required`);
+    const scope = scopeKey(checkScope(query.scope));
+    const at = checkAt(query.at);
+    const kind = oneOfField<string>(scan, query, "kind", "string");
+    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
+    const { cmp, dir } = orderSql(order);
+    const terms = ["scope = ?"];
+    const params: SqlValue[] = [scope];
+    if (kind !== undefined) {
+      terms.push("kind = ?");
+      params.push(kind);
+    }
+    if (at === "current") terms.push("retired_at IS NULL");
+    else {
+      terms.push("created_at <= ?", "(retired_at IS NULL OR retired_at > ?)");
+      params.push(at, at);
+    }
+    terms.push(`id ${cmp} ?`);
+    params.push(after, limit + 1);
+    const sql = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
+    return guarded(this.#rows.file, "scanning documents", { table: "documents" }, async () => {
+      const rows = await this.#db.all<DocumentRow>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) => this.#rows.document(r));
+    });
+  }
+}
