@@ -1,14 +1,6 @@
 import { StorageCorrupted } from "@durably/core";
-import { columnsCrc, contentCrc, rowCrc } from "./checksums.js";
-import {
-  checkedColumns,
-  type ConversationRow,
-  type DocumentRow,
-  type EntryRow,
-  type RevisionRow,
-  type SubmissionRow,
-  type TaskRow,
-} from "./rows.js";
+import { columnText, rowCrc } from "./checksums.js";
+import type { DocumentRow, RevisionRow } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
 
 /** Rows read per statement while backfilling, so a large file never sits in memory at once. */
@@ -49,46 +41,27 @@ export function backfillChecksums(db: SqliteStatements, location: string): void 
     return value as Record<string, unknown>;
   };
 
-  byId<Omit<ConversationRow, "crc">>(db, "conversations", "id, owner_task_id, record", (r) => {
-    parse("conversations", String(r.id), r.record, "object");
-    return [
-      "UPDATE conversations SET crc = ? WHERE id = ?",
-      [rowCrc(contentCrc(r.record), checkedColumns.conversation(r)), r.id],
-    ];
-  });
-  byId<Omit<EntryRow, "crc" | "head">>(
+  // Conversations, tasks and submissions: the checksum covers the record and the id.
+  for (const table of ["conversations", "tasks", "submissions"] as const) {
+    const text = {
+      conversations: columnText.conversation,
+      tasks: columnText.task,
+      submissions: columnText.submission,
+    }[table];
+    byId<{ id: number; record: string }>(db, table, "id, record", (r) => {
+      parse(table, String(r.id), r.record, "object");
+      return [`UPDATE ${table} SET crc = ? WHERE id = ?`, [rowCrc(r.record, text(r.id)), r.id]];
+    });
+  }
+  byId<{ id: number; commit_seq: number; record: string }>(
     db,
     "entries",
-    "id, conversation_id, commit_seq, record",
+    "id, commit_seq, record",
     (r) => {
       const record = parse("entries", String(r.id), r.record, "object");
       const head = record.head !== undefined && record.head !== null ? 1 : 0;
-      const crc = rowCrc(contentCrc(r.record), checkedColumns.entry({ ...r, head }));
+      const crc = rowCrc(r.record, columnText.entry(r.id, r.commit_seq));
       return ["UPDATE entries SET head = ?, crc = ? WHERE id = ?", [head, crc, r.id]];
-    },
-  );
-  byId<Omit<TaskRow, "crc">>(
-    db,
-    "tasks",
-    "id, conversation_id, kind, status, abort_requested, background, owner, record",
-    (r) => {
-      parse("tasks", String(r.id), r.record, "object");
-      return [
-        "UPDATE tasks SET crc = ? WHERE id = ?",
-        [rowCrc(contentCrc(r.record), checkedColumns.task(r)), r.id],
-      ];
-    },
-  );
-  byId<Omit<SubmissionRow, "crc">>(
-    db,
-    "submissions",
-    "id, conversation_id, status, request_id, record",
-    (r) => {
-      parse("submissions", String(r.id), r.record, "object");
-      return [
-        "UPDATE submissions SET crc = ? WHERE id = ?",
-        [rowCrc(contentCrc(r.record), checkedColumns.submission(r)), r.id],
-      ];
     },
   );
   byId<Omit<DocumentRow, "crc" | "state_crc">>(
@@ -97,13 +70,11 @@ export function backfillChecksums(db: SqliteStatements, location: string): void 
     "id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record",
     (r) => {
       parse("documents", String(r.id), r.record, "object");
+      const fixed = columnText.document(r.id, r.kind, r.key, r.scope, r.rewindable, r.created_at);
+      const state = columnText.documentState(r.id, r.version, r.base_seq, r.retired_at);
       return [
         "UPDATE documents SET crc = ?, state_crc = ? WHERE id = ?",
-        [
-          rowCrc(contentCrc(r.record), checkedColumns.document(r)),
-          columnsCrc(checkedColumns.documentState(r)),
-          r.id,
-        ],
+        [rowCrc(r.record, fixed), rowCrc("", state), r.id],
       ];
     },
   );
@@ -117,14 +88,14 @@ export function backfillChecksums(db: SqliteStatements, location: string): void 
   );
   for (const r of db.all<{ name: string; value: number }>("SELECT name, value FROM metadata"))
     db.run("UPDATE metadata SET crc = ? WHERE name = ?", [
-      columnsCrc(checkedColumns.counter(r.name, r.value)),
+      rowCrc("", columnText.counter(r.name, r.value)),
       r.name,
     ]);
   for (const r of db.all<{ namespace: string; high_water: number }>(
     "SELECT namespace, high_water FROM ids",
   ))
     db.run("UPDATE ids SET crc = ? WHERE namespace = ?", [
-      columnsCrc(checkedColumns.counter(r.namespace, r.high_water)),
+      rowCrc("", columnText.counter(r.namespace, r.high_water)),
       r.namespace,
     ]);
 }
@@ -162,7 +133,7 @@ function backfillRevisions(
     for (const r of rows) {
       check(r);
       db.run("UPDATE document_revisions SET crc = ? WHERE document_id = ? AND seq = ?", [
-        rowCrc(contentCrc(r.content), checkedColumns.revision(r)),
+        rowCrc(r.content, columnText.revision(r.document_id, r.seq, r.kind, r.version)),
         r.document_id,
         r.seq,
       ]);

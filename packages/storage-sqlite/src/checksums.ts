@@ -1,81 +1,60 @@
 import { crc32 } from "node:zlib";
-import { StorageCorrupted, type CorruptionLocation } from "@durably/core";
-import type { SqlValue } from "./sqlite-database.js";
 
 /**
  * Row checksums. Every row that holds a value carries `crc`: the CRC-32
  * (zlib's polynomial) of the UTF-8 text of its content column (a record's
  * JSON, a revision's content), then a newline, then the row's other checked
- * columns written as JSON values separated by commas. A flipped byte
- * anywhere in the row (the JSON, a key, a seq, a status) no longer matches,
- * so reading it fails with `StorageCorrupted` instead of returning
- * different data.
+ * columns written as JSON values separated by commas (integers, `null`,
+ * quoted strings). A flipped byte in what a read returns (the JSON, the key,
+ * a seq) no longer matches, so reading it fails with `StorageCorrupted`
+ * instead of returning different data.
  *
- * The content part is computed once when a write is planned (outside the
- * transaction) and continued over the small column text inside it, so the
- * seq a row gets at commit time costs one short CRC.
+ * One CRC call per row, over the content and the column text together: the
+ * call itself costs about as much as the bytes for a small record, so a
+ * second call for the columns would nearly double the price of a read.
  */
-
-/** CRC-32 of a row's content column alone: the first half of its checksum. */
-export function contentCrc(content: string): number {
-  return crc32(content);
+export function rowCrc(content: string, columns: string): number {
+  return crc32(content + columns);
 }
 
-/** Finishes a row checksum from its content CRC and its other checked columns. */
-export function rowCrc(content: number, columns: readonly SqlValue[]): number {
-  return crc32(columnText(columns), content);
+/** True when the row's stored checksum matches its content and columns. */
+export function rowMatches(stored: unknown, content: unknown, columns: string): boolean {
+  return typeof content === "string" && crc32(content + columns) === stored;
 }
 
-/** The checksum of a row without a content column (counters): its columns alone. */
-export function columnsCrc(columns: readonly SqlValue[]): number {
-  return crc32(columnText(columns), 0);
-}
-
-/** `\n` then the columns as JSON values, comma separated (integers, `null`, quoted strings). */
-function columnText(columns: readonly SqlValue[]): string {
-  let text = "\n";
-  for (let i = 0; i < columns.length; i++) {
-    const value = columns[i] as SqlValue;
-    if (i > 0) text += ",";
-    text += typeof value === "string" ? JSON.stringify(value) : String(value);
-  }
-  return text;
-}
+/** A text column as JSON: quoted, or `null`. */
+const q = (value: string | null): string => (value === null ? "null" : JSON.stringify(value));
 
 /**
- * Checks a row read back against its stored checksum. `where` names the row
- * (`entries id 42`), `location` carries the table and key for callers.
+ * The column text of each table's checksum: `\n` then the checked columns
+ * besides the content, in this order. The key is always in (a row served
+ * under another id fails), and so is every column that is data of its own
+ * (an entry's seq, a document's seqs and version, a revision's kind). The
+ * columns copied out of the record only to be indexed (an entry's
+ * conversation, a task's status) are not: the reads check the record they
+ * return against the query that found it instead, which also catches a
+ * damaged index. Integers are written as themselves, so a value read back
+ * with another type or value no longer matches.
  */
-export function verifyRow(
-  where: string,
-  location: CorruptionLocation,
-  stored: unknown,
-  content: string,
-  columns: readonly SqlValue[],
-): void {
-  if (typeof content !== "string" || rowCrc(crc32(content), columns) !== stored)
-    throw checksumMismatch(where, location, stored);
-}
-
-/** Same as `verifyRow` for a row without a content column. */
-export function verifyColumns(
-  where: string,
-  location: CorruptionLocation,
-  stored: unknown,
-  columns: readonly SqlValue[],
-): void {
-  if (columnsCrc(columns) !== stored) throw checksumMismatch(where, location, stored);
-}
-
-function checksumMismatch(
-  where: string,
-  location: CorruptionLocation,
-  stored: unknown,
-): StorageCorrupted {
-  const what =
-    typeof stored === "number" ? "does not match its stored checksum" : "has no valid checksum";
-  return new StorageCorrupted(
-    `${where}: the row ${what}: it was changed after it was written (a flipped byte, a torn page or an edit by hand)`,
-    location,
-  );
-}
+export const columnText = {
+  conversation: (id: number) => `\n${id}`,
+  entry: (id: number, commitSeq: number) => `\n${id},${commitSeq}`,
+  task: (id: number) => `\n${id}`,
+  submission: (id: number) => `\n${id}`,
+  /** The parts of a document row fixed at creation; `record` is the content. */
+  document: (
+    id: number,
+    kind: string,
+    key: string | null,
+    scope: string,
+    rewindable: number,
+    createdAt: number,
+  ) => `\n${id},${q(kind)},${q(key)},${q(scope)},${rewindable},${createdAt}`,
+  /** The parts of a document row later batches change (a new base, retirement): `state_crc`, no content. */
+  documentState: (id: number, version: number, baseSeq: number, retiredAt: number | null) =>
+    `\n${id},${version},${baseSeq},${retiredAt}`,
+  revision: (documentId: number, seq: number, kind: string, version: number) =>
+    `\n${documentId},${seq},${q(kind)},${version}`,
+  /** A counter row (`metadata`, `ids`): no content. */
+  counter: (name: string, value: number) => `\n${q(name)},${value}`,
+};

@@ -7,7 +7,7 @@ import {
   type BatchRefused,
   type Json,
 } from "@durably/core";
-import { columnsCrc, contentCrc, rowCrc } from "./checksums.js";
+import { columnText, rowCrc } from "./checksums.js";
 import {
   CurrentValues,
   isLiveRow,
@@ -17,7 +17,7 @@ import {
   type DocumentValue,
 } from "./documents.js";
 import { problemAt, type PlannedBatch, type PlannedWrite } from "./plan-batch.js";
-import { checkedColumns, type DocumentRow, type RowReader } from "./rows.js";
+import type { DocumentRow, RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
 const INSERT_CONVERSATION =
@@ -138,14 +138,14 @@ export function commitPlanned(
   }
   let persistedHighWater = counters.persistedHighWater;
   if (seqs.length > 0) {
-    db.run(SET_NEXT_SEQ, [seq, columnsCrc(checkedColumns.counter("next_seq", seq))]);
+    db.run(SET_NEXT_SEQ, [seq, rowCrc("", columnText.counter("next_seq", seq))]);
     if (highWater > persistedHighWater) {
       // Reserve ahead, so most commits leave the ids page alone (one page less to write).
       // A reopen skips the unused reserved ids, which is allowed: ids only have to be fresh.
       persistedHighWater = highWater + ID_RESERVATION;
       db.run(SET_HIGH_WATER, [
         persistedHighWater,
-        columnsCrc(checkedColumns.counter("global", persistedHighWater)),
+        rowCrc("", columnText.counter("global", persistedHighWater)),
       ]);
     }
   }
@@ -226,16 +226,9 @@ function applyBatch(
             `entry ${w.id} names unknown conversation ${w.conversationId}`,
           );
         {
-          const row = {
-            id: w.id,
-            conversation_id: w.conversationId,
-            commit_seq: seq,
-            head: w.head,
-          };
-          const crc = rowCrc(w.crc, checkedColumns.entry(row));
-          if (
-            db.run(INSERT_ENTRY, [w.id, w.conversationId, seq, w.head, w.json, crc]).changes === 0
-          )
+          const crc = rowCrc(w.json, columnText.entry(w.id, seq));
+          const params = [w.id, w.conversationId, seq, w.head, w.json, crc];
+          if (db.run(INSERT_ENTRY, params).changes === 0)
             return problemAt(w.index, "immutable-record", `entry ${w.id} is already stored`);
         }
         break;
@@ -261,16 +254,16 @@ function applyBatch(
             `document ${w.id}: address (kind ${JSON.stringify(w.kind)}, scope ${w.scope}, ${key}) already has live document ${occupant.id}`,
           );
         }
-        let base: { version: number; value: Json; json: string; crc: number };
+        let base: { version: number; value: Json; json: string };
         if (w.source.kind === "base") base = w.source;
         else {
           const source = copySource(db, rows, w.source.id, w.source.at, seq - 1, current);
           if (typeof source === "string")
             return problemAt(w.index, "unknown-document", `document ${w.id} copy: ${source}`);
           const json = JSON.stringify(source.value);
-          base = { version: source.version, value: source.value, json, crc: contentCrc(json) };
+          base = { version: source.version, value: source.value, json };
         }
-        const created = { ...w, created_at: seq };
+        const fixed = columnText.document(w.id, w.kind, w.key, w.scope, w.rewindable, seq);
         db.run(INSERT_DOCUMENT, [
           w.id,
           w.kind,
@@ -281,10 +274,10 @@ function applyBatch(
           base.version,
           seq,
           w.recordJson,
-          rowCrc(w.recordCrc, checkedColumns.document(created)),
+          rowCrc(w.recordJson, fixed),
           stateCrc(w.id, base.version, seq, null),
         ]);
-        insertRevision(db, w.id, seq, "base", base.json, base.crc, base.version);
+        insertRevision(db, w.id, seq, "base", base.json, base.version);
         batchValues.set(w.id, {
           version: base.version,
           value: base.value,
@@ -318,7 +311,7 @@ function applyBatch(
         }
         const content = w.content;
         if (content.kind === "base") {
-          insertRevision(db, w.id, seq, "base", w.json, w.crc, content.version);
+          insertRevision(db, w.id, seq, "base", w.json, content.version);
           db.run(SET_BASE, [
             content.version,
             seq,
@@ -353,7 +346,7 @@ function applyBatch(
             `document ${w.id} delta does not apply to its current value: ${error.message}`,
           );
         }
-        insertRevision(db, w.id, seq, "delta", w.json, w.crc, content.version);
+        insertRevision(db, w.id, seq, "delta", w.json, content.version);
         batchValues.set(w.id, {
           version: content.version,
           value,
@@ -424,19 +417,13 @@ function insertRevision(
   seq: number,
   kind: "base" | "delta",
   json: string,
-  jsonCrc: number,
   version: number,
 ): void {
-  const crc = rowCrc(
-    jsonCrc,
-    checkedColumns.revision({ document_id: documentId, seq, kind, version }),
-  );
+  const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version));
   db.run(INSERT_REVISION, [documentId, seq, kind, json, version, crc]);
 }
 
 /** The checksum of a document row's changing part. */
 function stateCrc(id: number, version: number, baseSeq: number, retiredAt: number | null): number {
-  return columnsCrc(
-    checkedColumns.documentState({ id, version, base_seq: baseSeq, retired_at: retiredAt }),
-  );
+  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt));
 }

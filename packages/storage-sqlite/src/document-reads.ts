@@ -21,7 +21,7 @@ import {
   type Page,
   type Seq,
 } from "@durably/core";
-import { guarded } from "./driver-errors.js";
+import { typedDriverError, type Place } from "./driver-errors.js";
 import {
   isLiveRow,
   newestAtAddress,
@@ -50,6 +50,11 @@ export class DocumentReads {
     this.#values = values;
   }
 
+  /** The driver's damage and I/O errors as typed ones naming the place; checksum failures pass as they are. */
+  #typed(error: unknown, action: string, place: Place): Error {
+    return typedDriverError(error, this.#rows.file, action, place);
+  }
+
   async findDocument(
     address: DocumentAddress,
     at: Seq | "current",
@@ -58,8 +63,8 @@ export class DocumentReads {
     const scope = scopeKey(a.scope);
     const when = checkAt(at);
     const key = a.key ?? null;
-    return guarded(this.#rows.file, "finding a document", { table: "documents" }, () =>
-      this.#db.transaction(
+    try {
+      return await this.#db.transaction(
         (db) => {
           if (when === "current") {
             const newest = newestAtAddress(db, this.#rows, a.kind, scope, key);
@@ -68,21 +73,32 @@ export class DocumentReads {
               : this.#rows.verifiedDocument(newest);
           }
           const found = db.get<DocumentRow>(ADDRESS_AT, [a.kind, scope, key, when]);
-          const row = found === undefined ? undefined : this.#rows.documentRow(found);
+          const row =
+            found === undefined
+              ? undefined
+              : this.#rows.found(
+                  "documents",
+                  found.id,
+                  this.#rows.documentRow(found),
+                  (r) => r.kind === a.kind && r.scope === scope && r.key === key,
+                  `the address (kind ${JSON.stringify(a.kind)}, scope ${scope}, key ${JSON.stringify(key)})`,
+                );
           return row !== undefined && isLiveRow(row, when)
             ? this.#rows.verifiedDocument(row)
             : undefined;
         },
         { readOnly: true },
-      ),
-    );
+      );
+    } catch (error) {
+      throw this.#typed(error, "finding a document", { table: "documents" });
+    }
   }
 
   async document(id: DocumentId, at: Seq | "current"): Promise<MaterializedDocument | undefined> {
     checkId("document id", id);
     const when = checkAt(at);
-    return guarded(this.#rows.file, "reading a document", { table: "documents", key: id }, () =>
-      this.#db.transaction(
+    try {
+      return await this.#db.transaction(
         (db) => {
           const row = readDocumentRow(db, this.#rows, id);
           if (row === undefined || !isLiveRow(row, when)) return undefined;
@@ -98,8 +114,10 @@ export class DocumentReads {
           return { record, ...readDocumentRows(db, this.#rows, row, when) };
         },
         { readOnly: true },
-      ),
-    );
+      );
+    } catch (error) {
+      throw this.#typed(error, "reading a document", { table: "documents", key: id });
+    }
   }
 
   async scanDocuments(
@@ -131,9 +149,21 @@ export class DocumentReads {
     terms.push(`id ${cmp} ?`);
     params.push(after, limit + 1);
     const sql = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
-    return guarded(this.#rows.file, "scanning documents", { table: "documents" }, async () => {
+    try {
       const rows = await this.#db.all<DocumentRow>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) => this.#rows.document(r));
-    });
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.verifiedDocument(
+          this.#rows.found(
+            "documents",
+            r.id,
+            this.#rows.documentRow(r),
+            (d) => d.scope === scope && (kind === undefined || d.kind === kind),
+            `scanDocuments(${JSON.stringify(query)})`,
+          ),
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning documents", { table: "documents" });
+    }
   }
 }

@@ -43,7 +43,14 @@ export function newestAtAddress(
   key: string | null,
 ): DocumentRow | undefined {
   const row = db.get<DocumentRow>(NEWEST_AT_ADDRESS, [kind, scope, key]);
-  return row === undefined ? undefined : rows.documentRow(row);
+  if (row === undefined) return undefined;
+  return rows.found(
+    "documents",
+    row.id,
+    rows.documentRow(row),
+    (r) => r.kind === kind && r.scope === scope && r.key === key,
+    `the address (kind ${JSON.stringify(kind)}, scope ${scope}, key ${JSON.stringify(key)})`,
+  );
 }
 
 /** A document's value at one point: what `document()` returns besides the record. */

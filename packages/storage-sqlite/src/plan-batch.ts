@@ -10,16 +10,15 @@ import {
   type RefusalReason,
   type StorageWrite,
 } from "@durably/core";
-import { contentCrc, rowCrc } from "./checksums.js";
-import { checkedColumns } from "./rows.js";
+import { columnText, rowCrc } from "./checksums.js";
 import type { SqlValue } from "./sqlite-database.js";
 
 /**
- * A write copied out of the caller's objects and already serialised, with
- * the CRC of its JSON: the transaction below touches only these, so the
- * caller may mutate its input as soon as `commit` is called, and the JSON
- * and checksum work happens outside the lock. `crc` of an entry or a
- * document is the content half only; the seq it gets is added inside.
+ * A write copied out of the caller's objects and already serialised: the
+ * transaction touches only these, so the caller may mutate its input as
+ * soon as `commit` is called. Rows whose checksum does not depend on the
+ * seq (conversations, tasks, submissions) carry it in `params` already;
+ * the others get theirs inside the transaction, with the seq.
  */
 export type PlannedWrite =
   | {
@@ -36,7 +35,6 @@ export type PlannedWrite =
       conversationId: number;
       head: 0 | 1;
       json: string;
-      crc: number;
     }
   | {
       type: "task" | "submission";
@@ -54,9 +52,8 @@ export type PlannedWrite =
       scope: string;
       rewindable: 0 | 1;
       recordJson: string;
-      recordCrc: number;
       source:
-        | { kind: "base"; version: number; value: Json; json: string; crc: number }
+        | { kind: "base"; version: number; value: Json; json: string }
         | { kind: "copy"; id: number; at: number | "current" };
     }
   | {
@@ -65,7 +62,6 @@ export type PlannedWrite =
       id: number;
       content: DocumentContent;
       json: string;
-      crc: number;
     }
   | { type: "document.retire"; index: number; id: number };
 
@@ -131,10 +127,7 @@ function planWrite(write: StorageWrite, index: number): PlannedWrite {
       const v = write.value;
       const json = JSON.stringify(v);
       const owner = v.owner?.taskId ?? null;
-      const crc = rowCrc(
-        contentCrc(json),
-        checkedColumns.conversation({ id: v.id, owner_task_id: owner }),
-      );
+      const crc = rowCrc(json, columnText.conversation(v.id));
       const params = [v.id, owner, json, crc];
       return {
         type: "conversation",
@@ -153,39 +146,28 @@ function planWrite(write: StorageWrite, index: number): PlannedWrite {
         conversationId: write.value.conversationId,
         head: write.value.head !== undefined && write.value.head !== null ? 1 : 0,
         json,
-        crc: contentCrc(json),
       };
     }
     case "task": {
       const v = write.value;
-      const row = {
-        id: v.id,
-        conversation_id: v.conversationId,
-        kind: v.kind,
-        status: v.state.status,
-        abort_requested: v.abortRequested === true ? 1 : 0,
-        background: v.background === true ? 1 : 0,
-        owner: v.owner ?? null,
-      };
+      const columns = [
+        v.id,
+        v.conversationId,
+        v.kind,
+        v.state.status,
+        v.abortRequested === true ? 1 : 0,
+        v.background === true ? 1 : 0,
+        v.owner ?? null,
+      ] as const;
       const json = JSON.stringify(v);
-      const params = [
-        ...checkedColumns.task(row),
-        json,
-        rowCrc(contentCrc(json), checkedColumns.task(row)),
-      ];
+      const params = [...columns, json, rowCrc(json, columnText.task(v.id))];
       return { type: "task", index, id: v.id, conversationId: v.conversationId, params };
     }
     case "submission": {
       const v = write.value;
-      const row = {
-        id: v.id,
-        conversation_id: v.conversationId,
-        status: v.status,
-        request_id: v.requestId ?? null,
-      };
+      const columns = [v.id, v.conversationId, v.status, v.requestId ?? null] as const;
       const json = JSON.stringify(v);
-      const crc = rowCrc(contentCrc(json), checkedColumns.submission(row));
-      const params = [...checkedColumns.submission(row), json, crc];
+      const params = [...columns, json, rowCrc(json, columnText.submission(v.id))];
       return {
         type: "submission",
         index,
@@ -209,7 +191,7 @@ function planWrite(write: StorageWrite, index: number): PlannedWrite {
       if (write.type === "document.create") {
         const json = JSON.stringify(write.content.value);
         const { version, value } = write.content;
-        source = { kind: "base", version, value, json, crc: contentCrc(json) };
+        source = { kind: "base", version, value, json };
       } else source = { kind: "copy", id: write.source.id, at: write.source.at };
       const recordJson = JSON.stringify(record);
       return {
@@ -221,7 +203,6 @@ function planWrite(write: StorageWrite, index: number): PlannedWrite {
         scope: scopeKey(record.scope),
         rewindable: isCurrentOnly(record) ? 0 : 1,
         recordJson,
-        recordCrc: contentCrc(recordJson),
         source,
       };
     }
@@ -234,7 +215,6 @@ function planWrite(write: StorageWrite, index: number): PlannedWrite {
         id: write.id,
         content: c,
         json,
-        crc: contentCrc(json),
       };
     }
     case "document.retire":

@@ -26,17 +26,15 @@ import {
   type TaskQuery,
   type TaskRecord,
 } from "@durably/core";
-import { guarded, type Place } from "./driver-errors.js";
+import { typedDriverError, type Place } from "./driver-errors.js";
 import {
   CONVERSATION_COLUMNS,
   ENTRY_COLUMNS,
   SUBMISSION_COLUMNS,
   TASK_COLUMNS,
-  type ConversationRow,
   type EntryRow,
+  type RecordRow,
   type RowReader,
-  type SubmissionRow,
-  type TaskRow,
 } from "./rows.js";
 import type { SqliteDatabase, SqlValue } from "./sqlite-database.js";
 
@@ -53,10 +51,12 @@ const TASK_FILTERS = [
   ["background", "background"],
 ] as const;
 
-const SELECT_CONVERSATION = `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ?`;
-const SELECT_ENTRY = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE id = ?`;
-const SELECT_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`;
-const SELECT_SUBMISSION = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE id = ?`;
+type WithId<Row> = Row & { id: number };
+
+const SELECT_CONVERSATION = "SELECT record, crc FROM conversations WHERE id = ?";
+const SELECT_ENTRY = "SELECT commit_seq, record, crc FROM entries WHERE id = ?";
+const SELECT_TASK = "SELECT record, crc FROM tasks WHERE id = ?";
+const SELECT_SUBMISSION = "SELECT record, crc FROM submissions WHERE id = ?";
 const SUBMISSION_BY_REQUEST = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE conversation_id = ? AND request_id = ? ORDER BY id LIMIT 1`;
 // `head = 1` matches the partial index entries_heads word for word, so the planner uses it.
 const HEAD_IN_RANGE = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? AND id <= ? AND head = 1 ORDER BY id DESC LIMIT 1`;
@@ -69,6 +69,19 @@ export function orderSql(order: "ascending" | "descending"): { cmp: string; dir:
 
 function booleanFlag(value: boolean | undefined): number | undefined {
   return value === undefined ? undefined : value ? 1 : 0;
+}
+
+/** Whether a task record has every field a (validated) task query asks for. */
+function taskMatches(task: TaskRecord, query: TaskQuery): boolean {
+  return (
+    (query.owner === undefined || task.owner === query.owner) &&
+    (query.conversationId === undefined || task.conversationId === query.conversationId) &&
+    (query.status === undefined || task.state.status === query.status) &&
+    (query.kind === undefined || task.kind === query.kind) &&
+    (query.abortRequested === undefined ||
+      (task.abortRequested === true) === query.abortRequested) &&
+    (query.background === undefined || (task.background === true) === query.background)
+  );
 }
 
 /**
@@ -86,16 +99,19 @@ export class RecordReads {
     this.#rows = rows;
   }
 
-  #guard<T>(action: string, place: Place, work: () => Promise<T>): Promise<T> {
-    return guarded(this.#rows.file, action, place, work);
+  /** The driver's damage and I/O errors as typed ones naming the place; checksum failures pass as they are. */
+  #typed(error: unknown, action: string, place: Place): Error {
+    return typedDriverError(error, this.#rows.file, action, place);
   }
 
   async conversation(id: ConversationId): Promise<ConversationRecord | undefined> {
     checkId("conversation id", id);
-    return this.#guard("reading a conversation", { table: "conversations", key: id }, async () => {
-      const row = await this.#db.get<ConversationRow>(SELECT_CONVERSATION, [id]);
-      return row === undefined ? undefined : this.#rows.conversation(row);
-    });
+    try {
+      const row = await this.#db.get<RecordRow>(SELECT_CONVERSATION, [id]);
+      return row === undefined ? undefined : this.#rows.conversation(id, row);
+    } catch (error) {
+      throw this.#typed(error, "reading a conversation", { table: "conversations", key: id });
+    }
   }
 
   async scanConversations(
@@ -112,19 +128,33 @@ export class RecordReads {
     const where = owner === undefined ? `id ${cmp} ?` : `owner_task_id = ? AND id ${cmp} ?`;
     const params: SqlValue[] = owner === undefined ? [after, limit + 1] : [owner, after, limit + 1];
     const sql = `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
-    return this.#guard("scanning conversations", { table: "conversations" }, async () => {
-      const rows = await this.#db.all<ConversationRow>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) => this.#rows.conversation(r));
-    });
+    try {
+      const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) => {
+        const record = this.#rows.conversation(r.id, r);
+        if (owner === undefined) return record;
+        return this.#rows.found(
+          "conversations",
+          r.id,
+          record,
+          (c) => c.owner?.taskId === owner,
+          `owner task ${owner}`,
+        );
+      });
+    } catch (error) {
+      throw this.#typed(error, "scanning conversations", { table: "conversations" });
+    }
   }
 
   async entry(id: EntryId): Promise<{ entry: EntryRecord; commitSeq: Seq } | undefined> {
     checkId("entry id", id);
-    return this.#guard("reading an entry", { table: "entries", key: id }, async () => {
+    try {
       const row = await this.#db.get<EntryRow>(SELECT_ENTRY, [id]);
       if (row === undefined) return undefined;
-      return { entry: this.#rows.entry(row), commitSeq: row.commit_seq as Seq };
-    });
+      return { entry: this.#rows.entry(id, row), commitSeq: row.commit_seq as Seq };
+    } catch (error) {
+      throw this.#typed(error, "reading an entry", { table: "entries", key: id });
+    }
   }
 
   #segments(conversationId: number) {
@@ -141,22 +171,31 @@ export class RecordReads {
     const segments = await this.#segments(conversationId);
     if (segments === undefined) return undefined;
     const limit = atOrBefore ?? Number.MAX_SAFE_INTEGER;
-    return this.#guard("finding the latest head", { table: "entries" }, () =>
-      this.#db.transaction(
+    try {
+      return await this.#db.transaction(
         (db) => {
           for (const range of entryScanRanges(segments, "descending", 1, limit)) {
-            const row = db.get<EntryRow>(HEAD_IN_RANGE, [
+            const row = db.get<WithId<EntryRow>>(HEAD_IN_RANGE, [
               range.conversationId,
               range.lower,
               range.upper,
             ]);
-            if (row !== undefined) return this.#rows.entry(row);
+            if (row !== undefined)
+              return this.#rows.found(
+                "entries",
+                row.id,
+                this.#rows.entry(row.id, row),
+                (e) => e.conversationId === range.conversationId && e.head != null,
+                `the heads of conversation ${range.conversationId}`,
+              );
           }
           return undefined;
         },
         { readOnly: true },
-      ),
-    );
+      );
+    } catch (error) {
+      throw this.#typed(error, "finding the latest head", { table: "entries" });
+    }
   }
 
   async scanEntries(query: EntryQuery, limit: number, cursor?: Cursor): Promise<Page<EntryRecord>> {
@@ -176,31 +215,43 @@ export class RecordReads {
     if (segments === undefined) return { items: [] };
     const ranges = entryScanRanges(segments, order, min, max, position);
     const sql = order === "descending" ? ENTRY_RANGE_DESC : ENTRY_RANGE_ASC;
-    return this.#guard("scanning entries", { table: "entries" }, async () => {
+    try {
       const rows = await this.#db.transaction(
         (db) => {
-          const found: EntryRow[] = [];
+          const found: (WithId<EntryRow> & { conversation: number })[] = [];
           for (const range of ranges) {
             const left = limit + 1 - found.length;
-            found.push(
-              ...db.all<EntryRow>(sql, [range.conversationId, range.lower, range.upper, left]),
-            );
+            const params = [range.conversationId, range.lower, range.upper, left];
+            for (const row of db.all<WithId<EntryRow>>(sql, params))
+              found.push({ ...row, conversation: range.conversationId });
             if (found.length > limit) break;
           }
           return found;
         },
         { readOnly: true },
       );
-      return pageFromRows(scan, query, limit, rows, (r) => this.#rows.entry(r));
-    });
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.found(
+          "entries",
+          r.id,
+          this.#rows.entry(r.id, r),
+          (e) => e.conversationId === r.conversation,
+          `the entries of conversation ${r.conversation}`,
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning entries", { table: "entries" });
+    }
   }
 
   async task(id: TaskId): Promise<TaskRecord | undefined> {
     checkId("task id", id);
-    return this.#guard("reading a task", { table: "tasks", key: id }, async () => {
-      const row = await this.#db.get<TaskRow>(SELECT_TASK, [id]);
-      return row === undefined ? undefined : this.#rows.task(row);
-    });
+    try {
+      const row = await this.#db.get<RecordRow>(SELECT_TASK, [id]);
+      return row === undefined ? undefined : this.#rows.task(id, row);
+    } catch (error) {
+      throw this.#typed(error, "reading a task", { table: "tasks", key: id });
+    }
   }
 
   async scanTasks(query: TaskQuery, limit: number, cursor?: Cursor): Promise<Page<TaskRecord>> {
@@ -243,18 +294,30 @@ export class RecordReads {
       terms.push(`id ${cmp} ?`);
       return `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
     });
-    return this.#guard("scanning tasks", { table: "tasks" }, async () => {
-      const rows = await this.#db.all<TaskRow>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) => this.#rows.task(r));
-    });
+    try {
+      const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.found(
+          "tasks",
+          r.id,
+          this.#rows.task(r.id, r),
+          (t) => taskMatches(t, query),
+          `scanTasks(${JSON.stringify(query)})`,
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning tasks", { table: "tasks" });
+    }
   }
 
   async submission(id: SubmissionId): Promise<SubmissionRecord | undefined> {
     checkId("submission id", id);
-    return this.#guard("reading a submission", { table: "submissions", key: id }, async () => {
-      const row = await this.#db.get<SubmissionRow>(SELECT_SUBMISSION, [id]);
-      return row === undefined ? undefined : this.#rows.submission(row);
-    });
+    try {
+      const row = await this.#db.get<RecordRow>(SELECT_SUBMISSION, [id]);
+      return row === undefined ? undefined : this.#rows.submission(id, row);
+    } catch (error) {
+      throw this.#typed(error, "reading a submission", { table: "submissions", key: id });
+    }
   }
 
   async scanSubmissions(
@@ -278,10 +341,21 @@ export class RecordReads {
         ? [conversationId, after, limit + 1]
         : [conversationId, status, after, limit + 1];
     const sql = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
-    return this.#guard("scanning submissions", { table: "submissions" }, async () => {
-      const rows = await this.#db.all<SubmissionRow>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) => this.#rows.submission(r));
-    });
+    try {
+      const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.found(
+          "submissions",
+          r.id,
+          this.#rows.submission(r.id, r),
+          (s) =>
+            s.conversationId === conversationId && (status === undefined || s.status === status),
+          `scanSubmissions(${JSON.stringify(query)})`,
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning submissions", { table: "submissions" });
+    }
   }
 
   async submissionByRequest(
@@ -294,13 +368,22 @@ export class RecordReads {
         "bad-argument",
         `requestId must be a string, got ${JSON.stringify(requestId)}`,
       );
-    return this.#guard("finding a submission by request id", { table: "submissions" }, async () => {
-      const row = await this.#db.get<SubmissionRow>(SUBMISSION_BY_REQUEST, [
+    try {
+      const row = await this.#db.get<WithId<RecordRow>>(SUBMISSION_BY_REQUEST, [
         conversationId,
         requestId,
       ]);
-      return row === undefined ? undefined : this.#rows.submission(row);
-    });
+      if (row === undefined) return undefined;
+      return this.#rows.found(
+        "submissions",
+        row.id,
+        this.#rows.submission(row.id, row),
+        (s) => s.conversationId === conversationId && s.requestId === requestId,
+        `request id ${JSON.stringify(requestId)} in conversation ${conversationId}`,
+      );
+    } catch (error) {
+      throw this.#typed(error, "finding a submission by request id", { table: "submissions" });
+    }
   }
 
   #cachedSql(key: string, build: () => string): string {

@@ -8,56 +8,29 @@ import {
   type SubmissionRecord,
   type TaskRecord,
 } from "@durably/core";
-import { verifyColumns, verifyRow } from "./checksums.js";
+import { columnText, rowMatches } from "./checksums.js";
 
 /**
  * The rows as read back, with the columns their checksum covers. Every read
- * selects these lists, so every row a read returns is verified before use.
+ * selects these lists (a read by id takes the id from its own argument), so
+ * every row a read returns is verified before use.
  */
-export const CONVERSATION_COLUMNS = "id, owner_task_id, record, crc";
-export const ENTRY_COLUMNS = "id, conversation_id, commit_seq, head, record, crc";
-export const TASK_COLUMNS =
-  "id, conversation_id, kind, status, abort_requested, background, owner, record, crc";
-export const SUBMISSION_COLUMNS = "id, conversation_id, status, request_id, record, crc";
+export const CONVERSATION_COLUMNS = "id, record, crc";
+export const ENTRY_COLUMNS = "id, commit_seq, record, crc";
+export const TASK_COLUMNS = "id, record, crc";
+export const SUBMISSION_COLUMNS = "id, record, crc";
 export const DOCUMENT_COLUMNS =
   "id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc";
 export const REVISION_COLUMNS = "document_id, seq, kind, content, version, crc";
 
-export interface ConversationRow {
-  id: number;
-  owner_task_id: number | null;
+/** A conversation, task or submission row: the record and its checksum. */
+export interface RecordRow {
   record: string;
   crc: number;
 }
 
-export interface EntryRow {
-  id: number;
-  conversation_id: number;
+export interface EntryRow extends RecordRow {
   commit_seq: number;
-  head: number;
-  record: string;
-  crc: number;
-}
-
-export interface TaskRow {
-  id: number;
-  conversation_id: number;
-  kind: string;
-  status: string;
-  abort_requested: number;
-  background: number;
-  owner: number | null;
-  record: string;
-  crc: number;
-}
-
-export interface SubmissionRow {
-  id: number;
-  conversation_id: number;
-  status: string;
-  request_id: string | null;
-  record: string;
-  crc: number;
 }
 
 export interface DocumentRow {
@@ -84,40 +57,6 @@ export interface RevisionRow {
   crc: number;
 }
 
-/** The columns each table's checksum covers besides its content, in this order. */
-export const checkedColumns = {
-  conversation: (r: Omit<ConversationRow, "record" | "crc">) => [r.id, r.owner_task_id],
-  entry: (r: Omit<EntryRow, "record" | "crc">) => [r.id, r.conversation_id, r.commit_seq, r.head],
-  task: (r: Omit<TaskRow, "record" | "crc">) => [
-    r.id,
-    r.conversation_id,
-    r.kind,
-    r.status,
-    r.abort_requested,
-    r.background,
-    r.owner,
-  ],
-  submission: (r: Omit<SubmissionRow, "record" | "crc">) => [
-    r.id,
-    r.conversation_id,
-    r.status,
-    r.request_id,
-  ],
-  /** The parts of a document row fixed at creation; `record` is the content. */
-  document: (
-    r: Pick<DocumentRow, "id" | "kind" | "key" | "scope" | "rewindable" | "created_at">,
-  ) => [r.id, r.kind, r.key, r.scope, r.rewindable, r.created_at],
-  /** The parts of a document row a later batch changes (a new base, retirement): `state_crc`. */
-  documentState: (r: Pick<DocumentRow, "id" | "version" | "base_seq" | "retired_at">) => [
-    r.id,
-    r.version,
-    r.base_seq,
-    r.retired_at,
-  ],
-  revision: (r: Omit<RevisionRow, "content" | "crc">) => [r.document_id, r.seq, r.kind, r.version],
-  counter: (name: string, value: number) => [name, value],
-};
-
 /**
  * Turns verified rows into records. A row whose checksum does not match, or
  * whose JSON does not parse (or is not an object where a record must be),
@@ -126,70 +65,65 @@ export const checkedColumns = {
 export class RowReader {
   constructor(readonly file: string) {}
 
-  #place(table: string, key: string | number, extra: CorruptionLocation = {}) {
-    return { file: this.file, table, key: String(key), ...extra };
+  conversation(id: number, row: RecordRow): ConversationRecord {
+    if (!rowMatches(row.crc, row.record, columnText.conversation(id)))
+      throw this.#mismatch("conversations", id);
+    return this.#record("conversations", id, row.record);
   }
 
-  conversation(row: ConversationRow): ConversationRecord {
-    verifyRow(
-      `${this.file}: conversations id ${row.id}`,
-      this.#place("conversations", row.id),
-      row.crc,
-      row.record,
-      checkedColumns.conversation(row),
-    );
-    return this.#record("conversations", row.id, row.record);
+  entry(id: number, row: EntryRow): EntryRecord {
+    if (!rowMatches(row.crc, row.record, columnText.entry(id, row.commit_seq)))
+      throw this.#mismatch("entries", id);
+    return this.#record("entries", id, row.record);
   }
 
-  entry(row: EntryRow): EntryRecord {
-    verifyRow(
-      `${this.file}: entries id ${row.id}`,
-      this.#place("entries", row.id),
-      row.crc,
-      row.record,
-      checkedColumns.entry(row),
-    );
-    return this.#record("entries", row.id, row.record);
+  task(id: number, row: RecordRow): TaskRecord {
+    if (!rowMatches(row.crc, row.record, columnText.task(id))) throw this.#mismatch("tasks", id);
+    return this.#record("tasks", id, row.record);
   }
 
-  task(row: TaskRow): TaskRecord {
-    verifyRow(
-      `${this.file}: tasks id ${row.id}`,
-      this.#place("tasks", row.id),
-      row.crc,
-      row.record,
-      checkedColumns.task(row),
-    );
-    return this.#record("tasks", row.id, row.record);
+  submission(id: number, row: RecordRow): SubmissionRecord {
+    if (!rowMatches(row.crc, row.record, columnText.submission(id)))
+      throw this.#mismatch("submissions", id);
+    return this.#record("submissions", id, row.record);
   }
 
-  submission(row: SubmissionRow): SubmissionRecord {
-    verifyRow(
-      `${this.file}: submissions id ${row.id}`,
-      this.#place("submissions", row.id),
-      row.crc,
-      row.record,
-      checkedColumns.submission(row),
-    );
-    return this.#record("submissions", row.id, row.record);
+  /**
+   * Fails when a verified record does not belong where the query found it
+   * (an entry of another conversation in a conversation's range, a task
+   * whose status is not the one scanned for): an index or an indexed column
+   * is damaged, and the row must not be served as an answer to that query.
+   */
+  found<T>(
+    table: string,
+    id: number,
+    record: T,
+    belongs: (record: T) => boolean,
+    query: string,
+  ): T {
+    if (!belongs(record))
+      throw this.#corrupted(
+        table,
+        id,
+        `the row was found by ${query}, but its record does not match it: an index or an indexed column is damaged`,
+      );
+    return record;
   }
 
   /** Verifies a document row (both checksums) without parsing its record. */
   documentRow(row: DocumentRow): DocumentRow {
-    const place = this.#place("documents", row.id, { documentId: row.id });
-    verifyRow(
-      `${this.file}: documents id ${row.id}`,
-      place,
-      row.crc,
-      row.record,
-      checkedColumns.document(row),
+    const fixed = columnText.document(
+      row.id,
+      row.kind,
+      row.key,
+      row.scope,
+      row.rewindable,
+      row.created_at,
     );
-    verifyColumns(
-      `${this.file}: documents id ${row.id} (version, base and retirement)`,
-      place,
-      row.state_crc,
-      checkedColumns.documentState(row),
-    );
+    if (!rowMatches(row.crc, row.record, fixed)) throw this.#mismatch("documents", row.id);
+    const state = columnText.documentState(row.id, row.version, row.base_seq, row.retired_at);
+    if (!rowMatches(row.state_crc, "", state))
+      throw this.#mismatch("documents", row.id, "its version, base and retirement columns");
     return row;
   }
 
@@ -208,33 +142,23 @@ export class RowReader {
 
   /** A revision's content (a base value or a delta's ops), verified and parsed. */
   revision(row: RevisionRow): Json {
-    const where = `${this.file}: document_revisions document_id ${row.document_id} seq ${row.seq}`;
-    const place = this.#place("document_revisions", `${row.document_id}/${row.seq}`, {
-      documentId: row.document_id,
-      seq: row.seq,
-    });
-    verifyRow(where, place, row.crc, row.content, checkedColumns.revision(row));
+    const columns = columnText.revision(row.document_id, row.seq, row.kind, row.version);
+    const key = `${row.document_id}/${row.seq}`;
+    if (!rowMatches(row.crc, row.content, columns)) throw this.#mismatch("document_revisions", key);
     let value: unknown;
     try {
       value = JSON.parse(row.content);
     } catch (error) {
-      throw new StorageCorrupted(`${where}: the content column is not JSON`, place, {
-        cause: error,
-      });
+      throw this.#corrupted("document_revisions", key, "the content column is not JSON", error);
     }
     if (row.kind === "delta" && !Array.isArray(value))
-      throw new StorageCorrupted(`${where}: a delta's content must be an ops array`, place);
+      throw this.#corrupted("document_revisions", key, "a delta's content must be an ops array");
     return value as Json;
   }
 
   /** A counter row (`metadata`, `ids`), verified. */
   counter(table: string, name: string, value: number, crc: unknown): number {
-    verifyColumns(
-      `${this.file}: ${table} ${name}`,
-      this.#place(table, name),
-      crc,
-      checkedColumns.counter(name, value),
-    );
+    if (!rowMatches(crc, "", columnText.counter(name, value))) throw this.#mismatch(table, name);
     return value;
   }
 
@@ -243,17 +167,38 @@ export class RowReader {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      throw new StorageCorrupted(
-        `${this.file}: ${table} id ${id}: the record column is not JSON`,
-        this.#place(table, id),
-        { cause: error },
-      );
+      throw this.#corrupted(table, id, "the record column is not JSON", error);
     }
     if (typeof value !== "object" || value === null || Array.isArray(value))
-      throw new StorageCorrupted(
-        `${this.file}: ${table} id ${id}: the record column is not a JSON object`,
-        this.#place(table, id),
-      );
+      throw this.#corrupted(table, id, "the record column is not a JSON object");
     return value as T;
+  }
+
+  #mismatch(table: string, key: string | number, part = "the row"): StorageCorrupted {
+    return this.#corrupted(
+      table,
+      key,
+      `${part} does not match its stored checksum: it was changed after it was written (a flipped byte, a torn page or an edit by hand)`,
+    );
+  }
+
+  /** Names the row the way users look it up: `entries id 42`, `document_revisions 5/2` (document id / seq). */
+  #corrupted(
+    table: string,
+    key: string | number,
+    problem: string,
+    cause?: unknown,
+  ): StorageCorrupted {
+    const location: CorruptionLocation = { file: this.file, table, key: String(key) };
+    if (table === "document_revisions" || table === "documents") {
+      const [documentId, seq] = String(key).split("/").map(Number);
+      Object.assign(location, { documentId }, seq === undefined ? {} : { seq });
+    }
+    const row = table === "document_revisions" ? `document_id/seq ${key}` : `id ${key}`;
+    return new StorageCorrupted(
+      `${this.file}: ${table} ${row}: ${problem}`,
+      location,
+      cause === undefined ? undefined : { cause },
+    );
   }
 }

@@ -74,7 +74,11 @@ beforeEach(async () => {
   dir = tempDir();
   path = join(dir.dir, "checked.sqlite");
   const writer = await openSqliteStorage(path);
-  await writer.commit([[conversation, fork, entry, task, submission, document], [delta]], () => {});
+  const other: StorageWrite = { type: "conversation", value: { id: 8 as ConversationId } };
+  await writer.commit(
+    [[conversation, fork, other, entry, task, submission, document], [delta]],
+    () => {},
+  );
   await writer.close();
 });
 afterEach(async () => {
@@ -189,7 +193,17 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
     [
       "tasks",
       "UPDATE tasks SET status = 'terminal' WHERE id = 3",
-      (s: SqliteStorage) => s.task(3 as TaskId),
+      (s: SqliteStorage) => s.scanTasks({ status: "terminal" }, 10),
+    ],
+    [
+      "entries",
+      "UPDATE entries SET conversation_id = 8 WHERE id = 2",
+      (s: SqliteStorage) => s.scanEntries({ conversationId: 8 as ConversationId }, 10),
+    ],
+    [
+      "submissions",
+      "UPDATE submissions SET status = 'done' WHERE id = 4",
+      (s: SqliteStorage) => s.scanSubmissions({ conversationId: C, status: "done" }, 10),
     ],
     [
       "documents",
@@ -202,7 +216,7 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
       (s: SqliteStorage) => s.document(5 as DocumentId, "current"),
     ],
   ] as const)(
-    "a changed seq, status or version column of %s is caught too, not only the JSON",
+    "a changed seq or version column of %s, or an indexed column that no longer matches its record, is caught too",
     async (table, edit, read) => {
       const raw = new Database(path);
       raw.prepare(edit).run();
@@ -225,20 +239,14 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
   it("the checksum is CRC-32 of the content, a newline, then the other columns as comma-separated JSON values", () => {
     const raw = new Database(path, { readonly: true });
     const e = raw.prepare("SELECT * FROM entries WHERE id = 2").get() as Record<string, unknown>;
-    expect(e.crc).toBe(
-      crc32(`${e.record as string}\n${[e.id, e.conversation_id, e.commit_seq, e.head].join(",")}`),
-    );
+    expect(e.crc).toBe(crc32(`${e.record as string}\n${e.id as number},${e.commit_seq as number}`));
     const t = raw.prepare("SELECT * FROM tasks WHERE id = 3").get() as Record<string, unknown>;
-    const taskColumns = [
-      t.id,
-      t.conversation_id,
-      t.kind,
-      t.status,
-      t.abort_requested,
-      t.background,
-      t.owner,
-    ];
-    expect(t.crc).toBe(crc32(`${t.record as string}\n${JSON.stringify(taskColumns).slice(1, -1)}`));
+    expect(t.crc).toBe(crc32(`${t.record as string}\n3`));
+    const d = raw.prepare("SELECT * FROM documents WHERE id = 5").get() as Record<string, unknown>;
+    const fixed = [d.id, d.kind, d.key, d.scope, d.rewindable, d.created_at];
+    expect(d.crc).toBe(crc32(`${d.record as string}\n${JSON.stringify(fixed).slice(1, -1)}`));
+    const state = [d.id, d.version, d.base_seq, d.retired_at];
+    expect(d.state_crc).toBe(crc32(`\n${JSON.stringify(state).slice(1, -1)}`));
     const m = raw.prepare("SELECT * FROM metadata WHERE name = 'next_seq'").get() as {
       value: number;
       crc: number;
