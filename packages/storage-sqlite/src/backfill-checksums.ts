@@ -1,6 +1,8 @@
 import { StorageCorrupted } from "@durably/core";
 import { columnText, rowCrc } from "./checksums.js";
 import type { DocumentRow, RevisionRow } from "./rows.js";
+
+type StoredRevision = Omit<RevisionRow, "crc"> & { document_id: number };
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
 
 /** Rows read per statement while backfilling, so a large file never sits in memory at once. */
@@ -67,10 +69,10 @@ export function backfillChecksums(db: SqliteStatements, location: string): void 
   byId<Omit<DocumentRow, "crc" | "state_crc">>(
     db,
     "documents",
-    "id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record",
+    "id, rewindable, created_at, retired_at, version, base_seq, record",
     (r) => {
       parse("documents", String(r.id), r.record, "object");
-      const fixed = columnText.document(r.id, r.kind, r.key, r.scope, r.rewindable, r.created_at);
+      const fixed = columnText.document(r.id, r.rewindable, r.created_at);
       const state = columnText.documentState(r.id, r.version, r.base_seq, r.retired_at);
       return [
         "UPDATE documents SET crc = ?, state_crc = ? WHERE id = ?",
@@ -121,15 +123,12 @@ function byId<Row extends { id: number }>(
   }
 }
 
-function backfillRevisions(
-  db: SqliteStatements,
-  check: (row: Omit<RevisionRow, "crc">) => void,
-): void {
+function backfillRevisions(db: SqliteStatements, check: (row: StoredRevision) => void): void {
   const select = `SELECT document_id, seq, kind, content, version FROM document_revisions
     WHERE (document_id, seq) > (?, ?) ORDER BY document_id, seq LIMIT ${PAGE}`;
   let after: [number, number] = [Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
   for (;;) {
-    const rows = db.all<Omit<RevisionRow, "crc">>(select, after);
+    const rows = db.all<StoredRevision>(select, after);
     for (const r of rows) {
       check(r);
       db.run("UPDATE document_revisions SET crc = ? WHERE document_id = ? AND seq = ?", [

@@ -22,8 +22,15 @@ export function rowMatches(stored: unknown, content: unknown, columns: string): 
   return typeof content === "string" && crc32(content + columns) === stored;
 }
 
-/** A text column as JSON: quoted, or `null`. */
-const q = (value: string | null): string => (value === null ? "null" : JSON.stringify(value));
+/** A text column as JSON: quoted, or `null`. Revision kinds, the common case, skip the serialiser. */
+const q = (value: string | null): string =>
+  value === "delta"
+    ? '"delta"'
+    : value === "base"
+      ? '"base"'
+      : value === null
+        ? "null"
+        : JSON.stringify(value);
 
 /**
  * The column text of each table's checksum: `\n` then the checked columns
@@ -41,15 +48,9 @@ export const columnText = {
   entry: (id: number, commitSeq: number) => `\n${id},${commitSeq}`,
   task: (id: number) => `\n${id}`,
   submission: (id: number) => `\n${id}`,
-  /** The parts of a document row fixed at creation; `record` is the content. */
-  document: (
-    id: number,
-    kind: string,
-    key: string | null,
-    scope: string,
-    rewindable: number,
-    createdAt: number,
-  ) => `\n${id},${q(kind)},${q(key)},${q(scope)},${rewindable},${createdAt}`,
+  /** The parts of a document row fixed at creation; `record` is the content (it holds kind, key and scope). */
+  document: (id: number, rewindable: number, createdAt: number) =>
+    `\n${id},${rewindable},${createdAt}`,
   /** The parts of a document row later batches change (a new base, retirement): `state_crc`, no content. */
   documentState: (id: number, version: number, baseSeq: number, retiredAt: number | null) =>
     `\n${id},${version},${baseSeq},${retiredAt}`,

@@ -245,7 +245,7 @@ function applyBatch(
       case "document.new": {
         if (db.get(DOCUMENT_EXISTS, [w.id]) !== undefined)
           return problemAt(w.index, "duplicate-id", `document ${w.id} already exists`);
-        const occupant = newestAtAddress(db, rows, w.kind, w.scope, w.key);
+        const occupant = newestAtAddress(db, rows, w.kind, w.scope, w.key)?.row;
         if (occupant !== undefined && occupant.retired_at === null) {
           const key = w.key === null ? "no key" : `key ${JSON.stringify(w.key)}`;
           return problemAt(
@@ -263,7 +263,7 @@ function applyBatch(
           const json = JSON.stringify(source.value);
           base = { version: source.version, value: source.value, json };
         }
-        const fixed = columnText.document(w.id, w.kind, w.key, w.scope, w.rewindable, seq);
+        const fixed = columnText.document(w.id, w.rewindable, seq);
         db.run(INSERT_DOCUMENT, [
           w.id,
           w.kind,

@@ -68,24 +68,14 @@ export class DocumentReads {
         (db) => {
           if (when === "current") {
             const newest = newestAtAddress(db, this.#rows, a.kind, scope, key);
-            return newest === undefined || newest.retired_at !== null
+            return newest === undefined || newest.row.retired_at !== null
               ? undefined
-              : this.#rows.verifiedDocument(newest);
+              : newest.record;
           }
           const found = db.get<DocumentRow>(ADDRESS_AT, [a.kind, scope, key, when]);
-          const row =
-            found === undefined
-              ? undefined
-              : this.#rows.found(
-                  "documents",
-                  found.id,
-                  this.#rows.documentRow(found),
-                  (r) => r.kind === a.kind && r.scope === scope && r.key === key,
-                  `the address (kind ${JSON.stringify(a.kind)}, scope ${scope}, key ${JSON.stringify(key)})`,
-                );
-          return row !== undefined && isLiveRow(row, when)
-            ? this.#rows.verifiedDocument(row)
-            : undefined;
+          if (found === undefined) return undefined;
+          const { row, record } = this.#rows.documentAt(found, a.kind, scope, key);
+          return isLiveRow(row, when) ? record : undefined;
         },
         { readOnly: true },
       );
@@ -152,14 +142,12 @@ export class DocumentReads {
     try {
       const rows = await this.#db.all<DocumentRow>(sql, params);
       return pageFromRows(scan, query, limit, rows, (r) =>
-        this.#rows.verifiedDocument(
-          this.#rows.found(
-            "documents",
-            r.id,
-            this.#rows.documentRow(r),
-            (d) => d.scope === scope && (kind === undefined || d.kind === kind),
-            `scanDocuments(${JSON.stringify(query)})`,
-          ),
+        this.#rows.found(
+          "documents",
+          r.id,
+          this.#rows.document(r),
+          (d) => scopeKey(d.scope) === scope && (kind === undefined || d.kind === kind),
+          `scanDocuments(${JSON.stringify(query)})`,
         ),
       );
     } catch (error) {

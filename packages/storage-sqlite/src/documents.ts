@@ -15,10 +15,12 @@ import {
   type RevisionRow,
   type RowReader,
 } from "./rows.js";
+import type { DocumentRecord } from "@durably/core";
 import type { SqliteStatements } from "./sqlite-database.js";
 
-/** A document row by id; callers verify it (`RowReader.documentRow`) before use. */
-export const SELECT_DOCUMENT = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE id = ?`;
+/** A document row by id (the id comes from the query); `readDocumentRow` verifies it. */
+const SELECT_DOCUMENT =
+  "SELECT rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc FROM documents WHERE id = ?";
 /** Incarnations at one address never overlap in time, so only the newest can be live. */
 export const NEWEST_AT_ADDRESS = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND scope = ? AND key IS ? ORDER BY created_at DESC LIMIT 1`;
 const NEWEST_BASE_AT = `SELECT seq FROM document_revisions WHERE document_id = ? AND seq <= ? AND kind = 'base' ORDER BY seq DESC LIMIT 1`;
@@ -31,26 +33,21 @@ export function readDocumentRow(
   id: number,
 ): DocumentRow | undefined {
   const row = db.get<DocumentRow>(SELECT_DOCUMENT, [id]);
-  return row === undefined ? undefined : rows.documentRow(row);
+  if (row === undefined) return undefined;
+  row.id = id;
+  return rows.documentRow(row);
 }
 
-/** The verified newest incarnation at an address, live or retired, or `undefined`. */
+/** The verified newest incarnation at an address, live or retired, with its record, or `undefined`. */
 export function newestAtAddress(
   db: SqliteStatements,
   rows: RowReader,
   kind: string,
   scope: string,
   key: string | null,
-): DocumentRow | undefined {
+): { row: DocumentRow; record: DocumentRecord } | undefined {
   const row = db.get<DocumentRow>(NEWEST_AT_ADDRESS, [kind, scope, key]);
-  if (row === undefined) return undefined;
-  return rows.found(
-    "documents",
-    row.id,
-    rows.documentRow(row),
-    (r) => r.kind === kind && r.scope === scope && r.key === key,
-    `the address (kind ${JSON.stringify(kind)}, scope ${scope}, key ${JSON.stringify(key)})`,
-  );
+  return row === undefined ? undefined : rows.documentAt(row, kind, scope, key);
 }
 
 /** A document's value at one point: what `document()` returns besides the record. */
@@ -101,13 +98,12 @@ export function readDocumentRows(
   const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
   const revisions: StoredRevision[] = db
     .all<RevisionRow>(REVISION_RANGE, [id, from, upper])
-    .map((r) => ({ seq: r.seq, content: revisionContent(rows, r) }));
+    .map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
   return materializeRevisions(id, revisions, `${rows.file}: table document_revisions`);
 }
 
-function revisionContent(rows: RowReader, r: RevisionRow): DocumentContent {
-  const documentId = r.document_id;
-  const parsed = rows.revision(r);
+function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): DocumentContent {
+  const parsed = rows.revision(documentId, r);
   if (r.kind === "base") return { kind: "base", version: r.version, value: parsed };
   if (r.kind === "delta")
     return { kind: "delta", version: r.version, ops: parsed as unknown as Op[] };

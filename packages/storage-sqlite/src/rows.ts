@@ -1,4 +1,5 @@
 import {
+  scopeKey,
   StorageCorrupted,
   type ConversationRecord,
   type CorruptionLocation,
@@ -20,8 +21,9 @@ export const ENTRY_COLUMNS = "id, commit_seq, record, crc";
 export const TASK_COLUMNS = "id, record, crc";
 export const SUBMISSION_COLUMNS = "id, record, crc";
 export const DOCUMENT_COLUMNS =
-  "id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc";
-export const REVISION_COLUMNS = "document_id, seq, kind, content, version, crc";
+  "id, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc";
+/** A revision range is read for one document: its id comes from the query. */
+export const REVISION_COLUMNS = "seq, kind, content, version, crc";
 
 /** A conversation, task or submission row: the record and its checksum. */
 export interface RecordRow {
@@ -35,9 +37,6 @@ export interface EntryRow extends RecordRow {
 
 export interface DocumentRow {
   id: number;
-  kind: string;
-  key: string | null;
-  scope: string;
   rewindable: number;
   created_at: number;
   retired_at: number | null;
@@ -49,7 +48,6 @@ export interface DocumentRow {
 }
 
 export interface RevisionRow {
-  document_id: number;
   seq: number;
   kind: string;
   content: string;
@@ -112,14 +110,7 @@ export class RowReader {
 
   /** Verifies a document row (both checksums) without parsing its record. */
   documentRow(row: DocumentRow): DocumentRow {
-    const fixed = columnText.document(
-      row.id,
-      row.kind,
-      row.key,
-      row.scope,
-      row.rewindable,
-      row.created_at,
-    );
+    const fixed = columnText.document(row.id, row.rewindable, row.created_at);
     if (!rowMatches(row.crc, row.record, fixed)) throw this.#mismatch("documents", row.id);
     const state = columnText.documentState(row.id, row.version, row.base_seq, row.retired_at);
     if (!rowMatches(row.state_crc, "", state))
@@ -140,19 +131,41 @@ export class RowReader {
     return record;
   }
 
+  /**
+   * A verified document row and its record, checked against the address
+   * that found it (kind, scope, key live in the record).
+   */
+  documentAt(
+    row: DocumentRow,
+    kind: string,
+    scope: string,
+    key: string | null,
+  ): { row: DocumentRow; record: DocumentRecord } {
+    const record = this.document(row);
+    this.found(
+      "documents",
+      row.id,
+      record,
+      (r) => r.kind === kind && scopeKey(r.scope) === scope && (r.key ?? null) === key,
+      `the address (kind ${JSON.stringify(kind)}, scope ${scope}, key ${JSON.stringify(key)})`,
+    );
+    return { row, record };
+  }
+
   /** A revision's content (a base value or a delta's ops), verified and parsed. */
-  revision(row: RevisionRow): Json {
-    const columns = columnText.revision(row.document_id, row.seq, row.kind, row.version);
-    const key = `${row.document_id}/${row.seq}`;
-    if (!rowMatches(row.crc, row.content, columns)) throw this.#mismatch("document_revisions", key);
+  revision(documentId: number, row: RevisionRow): Json {
+    const columns = columnText.revision(documentId, row.seq, row.kind, row.version);
+    const key = () => `${documentId}/${row.seq}`;
+    if (!rowMatches(row.crc, row.content, columns))
+      throw this.#mismatch("document_revisions", key());
     let value: unknown;
     try {
       value = JSON.parse(row.content);
     } catch (error) {
-      throw this.#corrupted("document_revisions", key, "the content column is not JSON", error);
+      throw this.#corrupted("document_revisions", key(), "the content column is not JSON", error);
     }
     if (row.kind === "delta" && !Array.isArray(value))
-      throw this.#corrupted("document_revisions", key, "a delta's content must be an ops array");
+      throw this.#corrupted("document_revisions", key(), "a delta's content must be an ops array");
     return value as Json;
   }
 
