@@ -11,7 +11,6 @@ export * from "./storage/materialize.js";
 export * from "./storage/batch-checks.js";
 export * from "./storage/query-fields.js";
 export * from "./storage/pages.js";
-export * from "./storage/io-error.js";
 export * from "./session/index.js";
 export * from "./harness/index.js";
 export * from "./tasks/index.js";
