@@ -11,7 +11,7 @@ const RULE = "=".repeat(78);
 export function formatSummary(statuses) {
   const missing = statuses.filter((s) => !s.available);
   if (missing.length === 0)
-    return `npm test: every suite ran (system tools: ${statuses.map((s) => s.name).join(", ")}).`;
+    return `npm test: no suite was skipped for a missing tool (system tools: ${statuses.map((s) => s.name).join(", ")}).`;
   const suites = missing.reduce((n, s) => n + s.neededBy.length, 0);
   const lines = [
     RULE,
@@ -24,7 +24,7 @@ export function formatSummary(statuses) {
   }
   lines.push(
     "",
-    "Every other suite ran; the exit code is the test run's, so a real failure still fails.",
+    "No other suite was skipped; the exit code is the test run's, so a real failure still fails.",
     RULE,
   );
   return lines.join("\n");

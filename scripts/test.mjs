@@ -26,8 +26,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const started = Date.now();
 const argv = process.argv.slice(2);
 const options = setupOptions(argv);
-const requireAll =
-  argv.includes("--require-all") || process.env.DURABLY_TEST_REQUIRE_ALL === "1";
+const requireAll = argv.includes("--require-all") || process.env.DURABLY_TEST_REQUIRE_ALL === "1";
 const pnpm = [path.join(root, "scripts", "pnpm.mjs")];
 const seconds = () => `${Math.round((Date.now() - started) / 1000)}s`;
 
