@@ -1,4 +1,4 @@
-import { jsonEqual, type Json, type Session, type Transaction } from "@durably/core";
+import type { Json, Session, Transaction } from "@durably/core";
 import { tailKey, type SaverContext } from "./context.js";
 import { ChannelDoc, asConversation, type ChannelState } from "./documents.js";
 import type { StoredChannel, Version } from "./entry-format.js";
@@ -142,7 +142,7 @@ function applyValue(draft: ChannelState, base: Typed | null, next: Typed): void 
     if (Array.isArray(before) && Array.isArray(after) && Array.isArray(current.json)) {
       let same = 0;
       const limit = Math.min(before.length, after.length);
-      while (same < limit && jsonEqual(before[same] as Json, after[same] as Json)) same++;
+      while (same < limit && sameSerialized(before[same] as Json, after[same] as Json)) same++;
       if (same < before.length) current.json.splice(same, before.length - same);
       appendAll(current.json, after.slice(same));
       return;
@@ -159,4 +159,44 @@ function applyValue(draft: ChannelState, base: Typed | null, next: Typed): void 
 function appendAll(target: Json[], items: readonly Json[]): void {
   const SLICE = 8192;
   for (let i = 0; i < items.length; i += SLICE) target.push(...items.slice(i, i + SLICE));
+}
+
+/** How LangGraph's serializer writes `undefined` (a loaded value re-serialized drops such keys). */
+function isUndefinedRecord(value: Json | undefined): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    value.lc === 2 &&
+    value.type === "undefined" &&
+    Object.keys(value).length === 2
+  );
+}
+
+/**
+ * Equality of two serialized items as values: key order does not matter, and
+ * a key holding the serializer's `undefined` record equals an absent key. A
+ * message loaded from storage and serialized again differs from its first
+ * serialization in exactly these ways (e.g. a ToolMessage's undefined
+ * `artifact`), and must not count as changed.
+ */
+export function sameSerialized(a: Json | undefined, b: Json | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameSerialized(a[i], b[i])) return false;
+    return true;
+  }
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    const x = Object.prototype.hasOwnProperty.call(a, key) ? a[key] : undefined;
+    const y = Object.prototype.hasOwnProperty.call(b, key) ? b[key] : undefined;
+    if (x === undefined || y === undefined) {
+      if (!isUndefinedRecord(x ?? y)) return false;
+      continue;
+    }
+    if (!sameSerialized(x, y)) return false;
+  }
+  return true;
 }

@@ -11,7 +11,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { findEntry } from "./checkpoint-index.js";
 import { beforeIdOf, listTarget, readTarget, tupleConfig, type ThreadAddress } from "./config.js";
-import type { SaverContext } from "./context.js";
+import { tailKey, type SaverContext } from "./context.js";
 import { ChannelDoc, WritesDoc, asConversation, asEntry, type ChannelState } from "./documents.js";
 import { sameVersion, type CheckpointEntry } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
@@ -48,7 +48,7 @@ export async function getCheckpointTuple(
     if (last) [checkpointId, entryId] = last;
   }
   if (checkpointId === undefined || entryId === undefined) return undefined;
-  return tupleOf(ctx, session, { address: target, conversationId, checkpointId, entryId });
+  return tupleOf(ctx, session, { address: target, conversationId, checkpointId, entryId }, true);
 }
 
 /** `list`: checkpoints newest first (greatest id first, across threads and namespaces too). */
@@ -91,7 +91,7 @@ export async function* listCheckpointTuples(
       )) as Record<string, unknown> | undefined;
       if (!filter.every(([key, value]) => sameValue(metadata?.[key], value))) continue;
     }
-    yield await tupleOf(ctx, session, located, entry);
+    yield await tupleOf(ctx, session, located, false, entry);
     if (remaining !== undefined) remaining--;
   }
 }
@@ -115,10 +115,17 @@ function sameValue(a: unknown, b: unknown): boolean {
   );
 }
 
+/**
+ * Builds a tuple. With `resumes` (getTuple: LangGraph resumes a thread from
+ * it), the arrays read from channel documents that are still current are
+ * remembered, so the next put of the resumed run appends to them (their items
+ * are what is stored) instead of comparing the whole list.
+ */
 async function tupleOf(
   ctx: SaverContext,
   session: Session,
   located: Located,
+  resumes: boolean,
   known?: CheckpointEntry,
 ): Promise<CheckpointTuple> {
   const at = where(located);
@@ -140,7 +147,13 @@ async function tupleOf(
   const channel_values: Record<string, unknown> = {};
   for (const [channel, version] of Object.entries(data.versions)) {
     const value = await channelValue(ctx, session, entry, channel, version, at);
-    if (value.found) channel_values[channel] = value.value;
+    if (!value.found) continue;
+    channel_values[channel] = value.value;
+    if (resumes && ctx.trustItems && value.currentDoc !== undefined && Array.isArray(value.value))
+      ctx.tails.set(tailKey(located.address.threadId, located.address.ns, channel), {
+        raw: value.value as unknown[],
+        entry: value.currentDoc,
+      });
   }
   const checkpoint: Checkpoint = {
     ...skeleton,
@@ -177,7 +190,7 @@ async function channelValue(
   channel: string,
   version: string | number,
   at: string,
-): Promise<{ found: false } | { found: true; value: unknown }> {
+): Promise<{ found: false } | { found: true; value: unknown; currentDoc?: number }> {
   const own = entry.data.stored[channel];
   let home: CheckpointEntry | undefined;
   if (own !== undefined && sameVersion(own.version, version)) home = entry;
@@ -197,8 +210,12 @@ async function channelValue(
   if ("value" in stored)
     return { found: true, value: await decodeTyped(ctx.serde, stored.value, field) };
   if (!("doc" in stored)) return { found: false };
-  const typed = await docValueAt(session, home.conversationId, channel, home.entryId, field);
-  return { found: true, value: await decodeTyped(ctx.serde, typed, field) };
+  const doc = await docValueAt(session, home.conversationId, channel, home.entryId, field);
+  return {
+    found: true,
+    value: await decodeTyped(ctx.serde, doc.typed, field),
+    ...(doc.current ? { currentDoc: home.entryId } : {}),
+  };
 }
 
 /** The channel document's value written by `entryId`'s commit: the current value if it is that one. */
@@ -208,7 +225,7 @@ async function docValueAt(
   channel: string,
   entryId: number,
   field: string,
-): Promise<Typed> {
+): Promise<{ typed: Typed; current: boolean }> {
   const conv = asConversation(conversationId);
   const current = await session.snapshot(ChannelDoc, conv, channel);
   let state: ChannelState | undefined = current;
@@ -218,7 +235,7 @@ async function docValueAt(
     throw new CheckpointDataCorrupted(
       `${field}: the channel document as of entry ${entryId} holds ${state ? `entry ${state.entry}'s value` : "nothing"}`,
     );
-  return state.value;
+  return { typed: state.value, current: state === current };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { inject } from "vitest";
+import { describe, inject, it } from "vitest";
 import { postgresBackend } from "./support/backends.js";
 import { validateOn } from "./support/validation.js";
 
