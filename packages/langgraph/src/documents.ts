@@ -5,6 +5,7 @@ import {
   type EntryId,
   type Json,
 } from "@durably/core";
+import { pagedLength } from "./pages.js";
 import type { Typed } from "./typed-value.js";
 
 /*
@@ -48,33 +49,46 @@ export const ThreadDoc = defineDocFamily<ThreadState, "session">({
 /** One checkpoint of a namespace: its id and the entry that holds it. */
 export type IndexItem = [checkpointId: string, entryId: number];
 
-/** Conversation scope: the namespace's checkpoints sorted by id, and the channels kept in documents. */
+/**
+ * Conversation scope: the namespace's checkpoints sorted by id (in pages, see
+ * pages.ts), the channels kept in documents, and the entry of the last put
+ * (it tells whether the published value is the one a commit's draft starts
+ * from).
+ */
 export interface IndexState {
   [key: string]: Json;
   thread: string;
   ns: string;
-  checkpoints: IndexItem[];
+  checkpoints: IndexItem[][];
   channels: string[];
+  last: number;
 }
 export const IndexDoc = defineDoc<IndexState, "conversation">({
   kind: "langgraph.checkpoints",
   version: 1,
   scope: "conversation",
-  initial: () => ({ thread: "", ns: "", checkpoints: [], channels: [] }),
+  initial: () => ({ thread: "", ns: "", checkpoints: [], channels: [], last: 0 }),
   checkpointWhen: (value, _ops, { deltasSinceBase }) =>
-    geometricBase(value.checkpoints.length, deltasSinceBase),
+    geometricBase(pagedLength(value.checkpoints), deltasSinceBase),
 });
 
 /**
+ * A channel value kept in a document: an array as the JSON text of each item
+ * (in pages), or a string as itself. Serialized by LangGraph's
+ * JsonPlusSerializer, the array's text is `[` + items joined by `,` + `]`.
+ */
+export type ChannelValue = { pages: string[][] } | { string: string };
+
+/**
  * Conversation scope, keyed by channel name, every revision kept: a channel
- * whose serialized value is an array or a string. `entry` is the checkpoint
- * entry whose commit wrote this value, so the value a checkpoint saw is the
+ * whose value is an array or a long string. `entry` is the checkpoint entry
+ * whose commit wrote this value, so the value a checkpoint saw is the
  * document as of that entry (`snapshotAsOf`).
  */
 export interface ChannelState {
   [key: string]: Json;
   entry: number;
-  value: Typed | null;
+  value: ChannelValue | null;
 }
 export const ChannelDoc = defineDocFamily<ChannelState, "conversation">({
   kind: "langgraph.channel",
@@ -87,11 +101,10 @@ export const ChannelDoc = defineDocFamily<ChannelState, "conversation">({
 });
 
 /** Array items, or KiB of a string: what a read pays per revision replayed. */
-function unitsOf(value: Typed | null): number {
-  if (value === null || !("json" in value)) return 0;
-  if (Array.isArray(value.json)) return value.json.length;
-  if (typeof value.json === "string") return Math.ceil(value.json.length / 1024);
-  return 0;
+function unitsOf(value: ChannelValue | null): number {
+  if (value === null) return 0;
+  if ("pages" in value) return pagedLength(value.pages);
+  return Math.ceil(value.string.length / 1024);
 }
 
 /** One pending write of a task against a checkpoint. */

@@ -116,8 +116,8 @@ export async function retireThread(tx: Transaction, threadId: string): Promise<v
   for (const conversationId of Object.values(thread.namespaces)) {
     const conv = asConversation(conversationId);
     const index = await tx.doc(IndexDoc, conv);
-    for (const [checkpointId] of index.checkpoints)
-      await tx.retireDoc(WritesDoc, conv, checkpointId);
+    for (const page of index.checkpoints)
+      for (const [checkpointId] of page) await tx.retireDoc(WritesDoc, conv, checkpointId);
     for (const channel of index.channels) await tx.retireDoc(ChannelDoc, conv, channel);
     await tx.retireDoc(IndexDoc, conv);
   }

@@ -1,4 +1,4 @@
-import type { Cursor, Json, Transaction } from "@durably/core";
+import type { Cursor, Json, Session, Transaction } from "@durably/core";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type {
   ChannelVersions,
@@ -9,7 +9,7 @@ import { planChannel, storedOf, writeChannel, type ChannelPlan } from "./channel
 import { findEntry, insertEntry } from "./checkpoint-index.js";
 import { putTarget, tupleConfig } from "./config.js";
 import { tailKey, type SaverContext } from "./context.js";
-import { IndexDoc, ThreadDoc, asConversation, type IndexState } from "./documents.js";
+import { IndexDoc, ThreadDoc, asConversation, type IndexItem } from "./documents.js";
 import {
   CHECKPOINT_ENTRY,
   checkpointEntryOf,
@@ -79,9 +79,10 @@ export async function putCheckpoint(
     const thread = await tx.doc(ThreadDoc, null, target.threadId, undefined);
     const existing = thread.namespaces[target.ns];
     const carried: Record<string, number> = {};
+    let sorted: readonly (readonly IndexItem[])[] = [];
     if (existing !== undefined) {
-      const index = await tx.doc(IndexDoc, asConversation(existing));
-      await resolveCarried(ctx, tx, existing, index, target.parentId, versions, changed, carried);
+      sorted = await sortedCheckpoints(session, tx, existing);
+      await resolveCarried(ctx, tx, existing, sorted, target.parentId, versions, changed, carried);
     }
     // Table writes from here on (the reads above must come first).
     const conversationId = await ensureNamespace(tx, thread, target);
@@ -104,7 +105,8 @@ export async function putCheckpoint(
       await writeChannel(ctx, session, tx, conversationId, plan, entry.id);
       if (!index.channels.includes(plan.channel)) index.channels.push(plan.channel);
     }
-    insertEntry(index.checkpoints, checkpoint.id, entry.id);
+    insertEntry(index.checkpoints, sorted, checkpoint.id, entry.id);
+    index.last = entry.id;
     return {
       conversationId,
       entryId: entry.id,
@@ -115,6 +117,23 @@ export async function putCheckpoint(
   ctx.remember({ entryId: done.entryId, conversationId: done.conversationId, data: done.data });
   rememberTails(ctx, target, plans, done.entryId);
   return tupleConfig(target, checkpoint.id);
+}
+
+/**
+ * The namespace's sorted checkpoints as the commit sees them, read-only: the
+ * published value when the draft starts from it (the usual case), else the
+ * draft's own (which copies each element it reads).
+ */
+async function sortedCheckpoints(
+  session: Session,
+  tx: Transaction,
+  conversationId: number,
+): Promise<readonly (readonly IndexItem[])[]> {
+  const conv = asConversation(conversationId);
+  const draft = await tx.doc(IndexDoc, conv);
+  const published = await session.snapshot(IndexDoc, conv);
+  if (published !== undefined && published.last === draft.last) return published.checkpoints;
+  return draft.checkpoints.map((page) => page.map((item) => [item[0], item[1]] as IndexItem));
 }
 
 /** After the commit: the arrays now in channel documents, for the next put's fast path. */
@@ -142,7 +161,7 @@ async function resolveCarried(
   ctx: SaverContext,
   tx: Transaction,
   conversationId: number,
-  index: IndexState,
+  sorted: readonly (readonly IndexItem[])[],
   parentId: string | undefined,
   versions: Record<string, Version>,
   changed: Record<string, Version>,
@@ -152,7 +171,7 @@ async function resolveCarried(
     (c) => !Object.prototype.hasOwnProperty.call(changed, c),
   );
   if (unchanged.length === 0) return;
-  const parentEntry = parentId !== undefined ? findEntry(index.checkpoints, parentId) : undefined;
+  const parentEntry = parentId !== undefined ? findEntry(sorted, parentId) : undefined;
   const parent =
     parentEntry !== undefined
       ? await ctx.entryIn(tx, parentEntry, `put: parent checkpoint ${parentId}`)

@@ -9,14 +9,21 @@ import {
   type CheckpointPendingWrite,
   type CheckpointTuple,
 } from "@langchain/langgraph-checkpoint";
-import { findEntry } from "./checkpoint-index.js";
+import { findEntry, latest, newestFirst } from "./checkpoint-index.js";
 import { beforeIdOf, listTarget, readTarget, tupleConfig, type ThreadAddress } from "./config.js";
 import { tailKey, type SaverContext } from "./context.js";
-import { ChannelDoc, WritesDoc, asConversation, asEntry, type ChannelState } from "./documents.js";
+import {
+  ChannelDoc,
+  WritesDoc,
+  asConversation,
+  asEntry,
+  type ChannelState,
+  type ChannelValue,
+} from "./documents.js";
 import { sameVersion, type CheckpointEntry } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
 import { allThreads, conversationOf, indexOf, namespacesOf } from "./namespaces.js";
-import { decodeTyped, type Typed } from "./typed-value.js";
+import { decodeChannelValue, decodeTyped } from "./typed-value.js";
 
 /** A checkpoint found in a namespace index. */
 interface Located {
@@ -37,15 +44,15 @@ export async function getCheckpointTuple(
   const conversationId = await conversationOf(session, target);
   if (conversationId === undefined) return undefined;
   const index = await indexOf(session, conversationId);
-  const items = index?.checkpoints ?? [];
+  const pages = index?.checkpoints ?? [];
   let checkpointId: string | undefined;
   let entryId: number | undefined;
   if (target.checkpointId !== undefined) {
     checkpointId = target.checkpointId;
-    entryId = findEntry(items, checkpointId);
+    entryId = findEntry(pages, checkpointId);
   } else {
-    const last = items[items.length - 1];
-    if (last) [checkpointId, entryId] = last;
+    const newest = latest(pages);
+    if (newest) [checkpointId, entryId] = newest;
   }
   if (checkpointId === undefined || entryId === undefined) return undefined;
   return tupleOf(ctx, session, { address: target, conversationId, checkpointId, entryId }, true);
@@ -69,7 +76,7 @@ export async function* listCheckpointTuples(
     for (const { ns, conversationId } of await namespacesOf(session, threadId)) {
       if (target.ns !== undefined && ns !== target.ns) continue;
       const index = await indexOf(session, conversationId);
-      for (const [checkpointId, entryId] of index?.checkpoints ?? []) {
+      for (const [checkpointId, entryId] of newestFirst(index?.checkpoints ?? [])) {
         if (target.checkpointId !== undefined && checkpointId !== target.checkpointId) continue;
         if (beforeId !== undefined && !(checkpointId < beforeId)) continue;
         found.push({ address: { threadId, ns }, conversationId, checkpointId, entryId });
@@ -213,7 +220,7 @@ async function channelValue(
   const doc = await docValueAt(session, home.conversationId, channel, home.entryId, field);
   return {
     found: true,
-    value: await decodeTyped(ctx.serde, doc.typed, field),
+    value: await decodeChannelValue(ctx.serde, doc.value, field),
     ...(doc.current ? { currentDoc: home.entryId } : {}),
   };
 }
@@ -225,7 +232,7 @@ async function docValueAt(
   channel: string,
   entryId: number,
   field: string,
-): Promise<{ typed: Typed; current: boolean }> {
+): Promise<{ value: ChannelValue; current: boolean }> {
   const conv = asConversation(conversationId);
   const current = await session.snapshot(ChannelDoc, conv, channel);
   let state: ChannelState | undefined = current;
@@ -235,7 +242,7 @@ async function docValueAt(
     throw new CheckpointDataCorrupted(
       `${field}: the channel document as of entry ${entryId} holds ${state ? `entry ${state.entry}'s value` : "nothing"}`,
     );
-  return { typed: state.value, current: state === current };
+  return { value: state.value, current: state === current };
 }
 
 /**

@@ -35,3 +35,25 @@ export function putBatches(events: readonly CommitEvent[]): CommitEvent[] {
     e.writes.some((w) => w.type === "entry" && w.value.kind === "langgraph.checkpoint"),
   );
 }
+
+/**
+ * What a delta of a channel document did to its list (kept in pages): items
+ * removed and items appended, from its splice ops on `value.pages`.
+ */
+export function listEdits(change: ChangeWrite): { removed: number; appended: number } {
+  if (change.content.kind !== "delta") throw new Error("not a delta");
+  let removed = 0;
+  let appended = 0;
+  for (const op of change.content.ops) {
+    if (op[0] !== "p" || op[1][0] !== "value" || op[1][1] !== "pages") continue;
+    const [, path, , removeCount, items] = op;
+    if (path.length === 3) {
+      removed += removeCount;
+      appended += items.length;
+    } else {
+      if (removeCount > 0) throw new Error("whole pages removed: count them from the base");
+      appended += (items as unknown[][]).reduce((n, page) => n + page.length, 0);
+    }
+  }
+  return { removed, appended };
+}
