@@ -58,7 +58,7 @@ export async function putCheckpoint(
   if (typeof checkpoint?.id !== "string" || checkpoint.id === "")
     throw new CheckpointConfigError("put: checkpoint.id must be a non-empty string");
   const { channel_values, channel_versions, ...rest } = checkpoint;
-  const values = (channel_values ?? {}) as Record<string, unknown>;
+  const values: Record<string, unknown> = channel_values ?? {};
   const versions = versionsOf(channel_versions, "put: checkpoint.channel_versions");
   const changed = versionsOf(newVersions, "put: newVersions");
 

@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
-import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { MemoryStorage } from "@durably/storage-memory";
 import { openSqliteStorage } from "@durably/storage-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import { DurablyCheckpointSaver } from "../src/index.js";
-import { chatGraph, transcript } from "./support/chat-graph.js";
+import { chatGraph } from "./support/chat-graph.js";
 import {
   changesOf,
   channelDocId,

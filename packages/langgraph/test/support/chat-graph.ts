@@ -36,7 +36,7 @@ export class ScriptedToolModel extends BaseChatModel {
             tool_calls: [{ id: `call-${results + 1}`, name: "lookup", args: { n: results + 1 } }],
           })
         : new AIMessage({ content: `Done: looked up ${results} items.` });
-    return { generations: [{ text: String(message.content), message }] };
+    return { generations: [{ text: textOf(message.content), message }] };
   }
 }
 
@@ -76,10 +76,19 @@ export function chatGraph(
     .compile({ checkpointer });
 }
 
+const textOf = (content: unknown): string =>
+  typeof content === "string" ? content : JSON.stringify(content);
+
+/** The messages of a graph state read back (`getState().values` is untyped). */
+export function messagesOf(values: unknown): BaseMessage[] {
+  const messages = (values as { messages?: BaseMessage[] } | undefined)?.messages;
+  return messages ?? [];
+}
+
 /** What a transcript says, without the random message ids. */
 export function transcript(messages: readonly BaseMessage[]): string[] {
   return messages.map((m) => {
     const calls = (m as AIMessage).tool_calls?.map((c) => `${c.name}(${JSON.stringify(c.args)})`);
-    return `${m.getType()}: ${String(m.content)}${calls && calls.length > 0 ? ` ${calls.join(",")}` : ""}`;
+    return `${m.getType()}: ${textOf(m.content)}${calls && calls.length > 0 ? ` ${calls.join(",")}` : ""}`;
   });
 }

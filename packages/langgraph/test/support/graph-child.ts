@@ -7,7 +7,7 @@
 // stores checkpoints while the next step runs, which needs the event loop).
 import { HumanMessage } from "@langchain/core/messages";
 import { DurablyCheckpointSaver } from "../../src/index.js";
-import { chatGraph, transcript } from "./chat-graph.js";
+import { chatGraph, messagesOf, transcript } from "./chat-graph.js";
 import { openBackend } from "./open-backend.js";
 
 const say = (event: Record<string, unknown>) => process.stdout.write(JSON.stringify(event) + "\n");
@@ -46,7 +46,7 @@ if (mode === "run") {
     event: "state",
     stored,
     next: state.next,
-    messages: transcript(state.values.messages ?? []),
+    messages: transcript(messagesOf(state.values)),
   });
   // Nothing stored yet (killed before the first checkpoint was written): start over.
   const result = await graph.invoke(stored ? null : input, config);
