@@ -44,10 +44,11 @@ function bin(name: string): string {
   return path.join(import.meta.dirname, "..", "node_modules", ".bin", name);
 }
 
-it("the published packages are the seven libraries", () => {
+it("the published packages are the eight libraries", () => {
   expect(published.map((p) => p.name).sort()).toEqual([
     "@durably/contract-tests",
     "@durably/core",
+    "@durably/langgraph",
     "@durably/storage-jsonl",
     "@durably/storage-memory",
     "@durably/storage-postgres",
