@@ -44,7 +44,7 @@ describe.skipIf(!PG_URL)("PostgresStorage > dead owner", () => {
         stdio: ["pipe", "pipe", "inherit"],
       },
     );
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     await new Promise<void>((resolve, reject) => {
       lines.on("line", (line) => {
         if (line.includes('"ready"')) resolve();
