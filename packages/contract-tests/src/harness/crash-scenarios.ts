@@ -208,6 +208,7 @@ export async function runCrashScenario(
       } else {
         check(
           result.isError &&
+            typeof result.content === "string" &&
             result.content.startsWith("interrupted:") &&
             result.content.endsWith("Output so far:\ncharge: step 1 of attempt 1\n"),
           () =>

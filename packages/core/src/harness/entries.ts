@@ -25,7 +25,15 @@ export function assistantEntry(
   usage?: ModelUsage,
 ): AppendEntryInput {
   const data: JsonObject = {};
-  if (usage) data.usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+  if (usage) {
+    const { inputTokens, outputTokens, cachedInputTokens, reasoningTokens } = usage;
+    data.usage = {
+      inputTokens,
+      outputTokens,
+      ...(cachedInputTokens !== undefined ? { cachedInputTokens } : {}),
+      ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    };
+  }
   return {
     kind: ASSISTANT_ENTRY,
     model: [message],

@@ -6,14 +6,13 @@ import type {
   StopReason,
   TaskOutcome,
   TaskRecord,
-  TextPart,
-  ToolCallPart,
 } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import { deriveContext } from "./context.js";
+import { AssistantDraft } from "./assistant-draft.js";
 import { assistantEntry } from "./entries.js";
 import { InboxDoc } from "./inbox.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
@@ -112,26 +111,21 @@ export function createGenerationTask(
         });
         void progress.push({ type: "begin" }).catch(() => undefined);
 
-        let text = "";
-        const calls: ToolCallPart[] = [];
+        const draft = new AssistantDraft();
         let end: Extract<ModelEvent, { type: "done" | "error" }> | undefined;
         try {
           for await (const event of model.stream(
-            { messages, tools: specs },
+            { messages, tools: specs, conversationId },
             { signal: rt.signal },
           )) {
             if (event.type === "text") {
               if (event.delta === "") continue;
-              text += event.delta;
+              draft.text(event.delta);
               void progress.push({ type: "text", delta: event.delta }).catch(() => undefined);
+            } else if (event.type === "reasoning") {
+              draft.reasoning(event);
             } else if (event.type === "toolCall") {
-              const call: ToolCallPart = {
-                type: "toolCall",
-                id: event.id,
-                name: event.name,
-                arguments: event.arguments,
-              };
-              calls.push(call);
+              const call = draft.toolCall(event);
               void progress
                 .push({
                   type: "toolCall",
@@ -149,8 +143,9 @@ export function createGenerationTask(
         end ??= { type: "error", message: "the model stream ended without a done or error event" };
         rt.signal.throwIfAborted();
 
-        const content: (TextPart | ToolCallPart)[] = text === "" ? [] : [{ type: "text", text }];
+        const calls = draft.calls();
         if (end.type === "error") {
+          const content = draft.withoutCalls();
           await rt.commit(async (tx) => {
             // Text only: calls of a failed turn never reach the transcript without their tasks.
             if (content.length > 0)
@@ -176,7 +171,7 @@ export function createGenerationTask(
           const live = await tx.doc(LiveDoc, conversationId);
           const message: AssistantMessage = {
             role: "assistant",
-            content: [...content, ...calls],
+            content: draft.content(),
             stopReason: calls.length > 0 ? "toolUse" : end.stopReason,
           };
           const entry = await tx.appendEntry(

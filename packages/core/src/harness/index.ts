@@ -1,13 +1,18 @@
 export type {
   Model,
+  ModelError,
+  ModelErrorKind,
   ModelEvent,
   ModelRequest,
+  ModelSettings,
   ModelStreamOptions,
   ModelUsage,
   ToolSpec,
 } from "./model.js";
+export { checkContent, contentText } from "./content.js";
 export {
   ScriptedModel,
+  type ScriptedError,
   type ScriptedModelOptions,
   type ScriptedToolCall,
   type ScriptedTurn,

@@ -13,7 +13,7 @@ const texts = (entries: readonly EntryRecord[]): string[] =>
   entries.flatMap((e) =>
     (e.model ?? []).map((m: Message) =>
       m.role === "assistant"
-        ? m.content.map((p) => (p.type === "text" ? p.text : `call:${p.name}`)).join("")
+        ? m.content.map((p) => (p.type === "toolCall" ? `call:${p.name}` : p.text)).join("")
         : m.role === "user"
           ? `user:${m.content}`
           : `result:${m.content}`,
