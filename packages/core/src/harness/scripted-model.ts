@@ -172,7 +172,7 @@ function networkError(failure: ScriptedError): Error {
 
 function errorEvent(failure: ScriptedError): ModelEvent {
   const { text: _text, thrown: _thrown, ...error } = failure;
-  return { type: "error", ...(error as ModelError) };
+  return { type: "error", ...error };
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

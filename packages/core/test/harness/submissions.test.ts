@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  contentText,
   ConversationBusy,
   Harness,
   ScriptedModel,
@@ -15,8 +16,8 @@ const texts = (entries: readonly EntryRecord[]): string[] =>
       m.role === "assistant"
         ? m.content.map((p) => (p.type === "toolCall" ? `call:${p.name}` : p.text)).join("")
         : m.role === "user"
-          ? `user:${m.content}`
-          : `result:${m.content}`,
+          ? `user:${contentText(m.content)}`
+          : `result:${contentText(m.content)}`,
     ),
   );
 
