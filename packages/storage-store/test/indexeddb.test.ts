@@ -136,7 +136,8 @@ describe("levelStore(new BrowserLevel(name)) > IndexedDB in headless Chromium", 
         { id: 4, conversationId: 1, kind: "note", data: "goodbye" },
       ],
       notes: { text: "after goodbye" },
-      keys: 12,
+      // 10 record and index keys, m/format, m/counters, and one commit-chain marker for the call.
+      keys: 13,
       persistent: true,
       next: 5,
     });

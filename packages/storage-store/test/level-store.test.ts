@@ -30,7 +30,8 @@ describe("levelStore > adapting abstract-level", () => {
         [[{ type: "conversation", value: { id: 1 as never } }]],
         () => undefined,
       );
-      expect(await db.get("c/0000000000000001")).toBe('{"id":1}');
+      // Stored framed: an 8-digit checksum, then the record.
+      expect(await db.get("c/0000000000000001")).toMatch(/^[0-9a-f]{8}\{"id":1\}$/);
       await storage.close();
       expect(db.status).toBe("closed");
     } finally {

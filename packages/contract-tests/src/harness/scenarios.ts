@@ -1,6 +1,7 @@
 import { Harness, ROOT_CONVERSATION_ID, ScriptedModel, type Storage } from "@durably/core";
 import type { Reopen } from "../storage/api.js";
 import { check, checkTranscript, storedDoc } from "./invariants.js";
+import { livenessScenarios } from "./liveness-scenarios.js";
 import { scenarioTools } from "./scripts.js";
 
 export interface HarnessScenario {
@@ -16,7 +17,7 @@ const tools = () =>
 const kinds = (entries: readonly { kind: string }[]): string =>
   entries.map((e) => e.kind).join(", ");
 
-export const harnessScenarios: readonly HarnessScenario[] = [
+const runScenarios: readonly HarnessScenario[] = [
   {
     name: "a run with a tool call stores user, call, result and answer, and settles done",
     async run(storage) {
@@ -178,3 +179,6 @@ export const harnessScenarios: readonly HarnessScenario[] = [
     },
   },
 ];
+
+/** Every in-process harness scenario: runs, then the liveness ones (nothing waits forever). */
+export const harnessScenarios: readonly HarnessScenario[] = [...runScenarios, ...livenessScenarios];

@@ -2,7 +2,8 @@ import type { Session, Storage, Scheduler } from "@durably/core";
 import type { Check } from "../storage/support.js";
 
 /** The task rule groups, DESIGN section 6. */
-export type TaskRule = "lifecycle" | "waiting" | "abort and completing" | "recovery";
+export type TaskRule =
+  "lifecycle" | "waiting" | "wait cycles" | "abort and completing" | "blocked tasks" | "recovery";
 
 export interface TaskScenarioContext {
   readonly check: Check;

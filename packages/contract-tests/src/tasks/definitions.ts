@@ -3,11 +3,16 @@ import {
   defineTask,
   ROOT_CONVERSATION_ID,
   type Json,
+  type Scheduler,
   type Session,
+  type TaskAbortHandler,
+  type TaskCheckpoint,
   type TaskId,
   type TaskToken,
   type TaskRecord,
+  type WaitPolicy,
 } from "@durably/core";
+import { holdAt } from "./gates.js";
 
 export const ROOT = ROOT_CONVERSATION_ID;
 
@@ -127,7 +132,146 @@ export const Fanout = defineTask({
   abort: () => "fanout aborted",
 });
 
-export const DEFINITIONS = [Steps, Leaf, Fanout];
+/** An abort handler that leaves an "abort-handler" entry (evidence it ran), then returns `reason`. */
+function recordingAbort<I extends Json, C extends TaskCheckpoint>(
+  reason: string,
+): TaskAbortHandler<I, C> {
+  return async (task, rt) => {
+    await rt.commit(async (tx) => {
+      await tx.appendEntry(task.conversationId, { kind: "abort-handler", byTaskId: task.id });
+      return undefined;
+    });
+    return reason;
+  };
+}
+
+/**
+ * Holds in its phase at gate `input.gate` until the scenario opens it (or
+ * rt.signal aborts), then completes with the gate's value. With `abortGate`,
+ * its abort handler holds at that gate too, so it stays live after its
+ * abort mark for as long as the scenario wants.
+ */
+export const Held = defineTask({
+  name: "conformance.held",
+  version: 1,
+  initial: (input: { gate: string; abortGate?: string }) => ({
+    phase: "hold",
+    gate: input.gate,
+    abortGate: input.abortGate ?? null,
+  }),
+  phases: {
+    hold: async (task, rt) => {
+      const value = await holdAt(task.checkpoint.gate, rt.signal);
+      await rt.commit(() => ({ status: "terminal", outcome: { kind: "completed", value } }));
+    },
+  },
+  abort: async (task, rt) => {
+    if (task.checkpoint.abortGate !== null) await holdAt(task.checkpoint.abortGate, rt.signal);
+    return "held aborted";
+  },
+});
+
+/**
+ * Waits (durably) on the tasks `input.on` names, or, with `input.gate`, on
+ * the task ids the scenario opens that gate with; then completes with their
+ * outcome kinds. Its abort handler leaves an "abort-handler" entry.
+ */
+export const Waiter = defineTask({
+  name: "conformance.waiter",
+  version: 1,
+  initial: (input: { on?: TaskId[]; gate?: string; policy?: WaitPolicy }) => ({
+    phase: "wait",
+    on: input.on ?? null,
+    gate: input.gate ?? null,
+    policy: input.policy ?? "allSettled",
+    awaited: [] as TaskId[],
+  }),
+  phases: {
+    wait: async (task, rt) => {
+      const { on, gate, policy } = task.checkpoint;
+      const awaited = on ?? ((await holdAt(gate as string, rt.signal)) as TaskId[]);
+      await rt.commit(() => ({
+        status: "waiting",
+        checkpoint: { ...task.checkpoint, phase: "report", awaited },
+        on: awaited,
+        policy,
+      }));
+    },
+    report: async (task, rt) => {
+      const outcomes = await rt.outcomes(task.checkpoint.awaited);
+      await rt.commit(() => ({
+        status: "terminal",
+        outcome: { kind: "completed", value: outcomes.map((o) => o?.kind ?? "live") },
+      }));
+    },
+  },
+  abort: recordingAbort("waiter aborted"),
+});
+
+/**
+ * Awaits, in memory (`rt.waitForTask`, holding its slot), the task whose id
+ * the scenario opens gate `input.gate` with; then completes with that task's
+ * outcome kind. An error from the wait is left to fault the task.
+ */
+export const Awaiter = defineTask({
+  name: "conformance.awaiter",
+  version: 1,
+  initial: (input: { gate: string }) => ({ phase: "await", gate: input.gate }),
+  phases: {
+    await: async (task, rt) => {
+      const id = (await holdAt(task.checkpoint.gate, rt.signal)) as TaskId;
+      const other = await rt.waitForTask(id);
+      const kind = other.state.status === "terminal" ? other.state.outcome.kind : "live";
+      await rt.commit(() => ({ status: "terminal", outcome: { kind: "completed", value: kind } }));
+    },
+  },
+  abort: () => "awaiter aborted",
+});
+
+export type SpawnedChild =
+  { kind: "held"; gate: string; abortGate?: string } | { kind: "waiter"; gate: string };
+
+/**
+ * Creates one owned task per entry of `input.children` (a Held at that gate,
+ * or a Waiter that waits on the ids its gate is opened with). With `then:
+ * "complete"` the same commit finishes it `completed` (so it holds
+ * `completing` while they live); with `then: "hold"` it first holds at
+ * `input.gate`. Its abort handler leaves an "abort-handler" entry.
+ */
+export const Spawner = defineTask({
+  name: "conformance.spawner",
+  version: 1,
+  initial: (input: { children: SpawnedChild[]; then: "complete" | "hold"; gate?: string }) => ({
+    phase: "spawn",
+    children: input.children,
+    then: input.then,
+    gate: input.gate ?? null,
+  }),
+  phases: {
+    spawn: async (task, rt) => {
+      await rt.commit(async (tx) => {
+        const ownership = { ownership: { kind: "task" as const, taskId: task.id } };
+        for (const child of task.checkpoint.children) {
+          if (child.kind === "held") await tx.createTask(Held, child, ownership);
+          else await tx.createTask(Waiter, { gate: child.gate }, ownership);
+        }
+        return task.checkpoint.then === "complete"
+          ? { status: "terminal", outcome: { kind: "completed", value: "spawner done" } }
+          : { ...task.checkpoint, phase: "hold" };
+      });
+    },
+    hold: async (task, rt) => {
+      await holdAt(task.checkpoint.gate as string, rt.signal);
+      await rt.commit(() => ({
+        status: "terminal",
+        outcome: { kind: "completed", value: "spawner done" },
+      }));
+    },
+  },
+  abort: recordingAbort("spawner aborted"),
+});
+
+export const DEFINITIONS = [Steps, Leaf, Fanout, Held, Waiter, Awaiter, Spawner];
 
 export function createTask<I extends Json>(
   session: Session,
@@ -152,12 +296,42 @@ export async function entryKinds(session: Session): Promise<string[]> {
 
 export async function until(
   what: string,
-  check: () => Promise<boolean>,
+  check: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** The owned tasks of `owner`, ascending. */
+export async function ownedBy(session: Session, owner: TaskId): Promise<TaskRecord[]> {
+  return (await session.read.scanTasks({ owner, order: "ascending" }, 100)).items;
+}
+
+/**
+ * The task's terminal record, or a failure naming the task and how it was
+ * left when `timeoutMs` passed (a task that never ends must fail the
+ * scenario, not hang the suite).
+ */
+export async function terminalWithin(
+  scheduler: Scheduler,
+  session: Session,
+  id: TaskId,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<TaskRecord> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    return await scheduler.waitForTask(id, { signal });
+  } catch (error) {
+    if (!signal.aborted) throw error;
+    const task = await session.read.task(id);
+    throw new Error(
+      `${what}: task ${id} did not end within ${timeoutMs} ms; it is ${JSON.stringify(task?.state)} (abortRequested ${String(task?.abortRequested)})`,
+      { cause: error },
+    );
   }
 }

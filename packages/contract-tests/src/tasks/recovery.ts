@@ -1,6 +1,19 @@
-import { defineTask, Scheduler, Session, type TaskRecord } from "@durably/core";
+import { defineTask, Scheduler, Session, type TaskId, type TaskRecord } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
-import { createTask, entryKinds, Fanout, Leaf, Steps, stored, until } from "./definitions.js";
+import {
+  createTask,
+  DEFINITIONS,
+  entryKinds,
+  Fanout,
+  Held,
+  Leaf,
+  ownedBy,
+  Spawner,
+  Steps,
+  stored,
+  until,
+} from "./definitions.js";
+import { gateName, openGate } from "./gates.js";
 
 /** Steps whose effect phase no longer holds: what the restarted process runs. */
 const StepsNoHold = defineTask({
@@ -96,6 +109,105 @@ export const recovery: TaskRuleGroup = {
           (await stored(session, id)).state,
           { status: "terminal", outcome: { kind: "completed", value: id } },
           `task ${id} once registered`,
+        );
+        await scheduler.stop();
+        await session.close();
+      },
+    ),
+    taskScenario(
+      "a task completing whose owned work ended before the restart finalizes with its held outcome",
+      async ({ open, reopen, check }) => {
+        const first = await open();
+        const gate = gateName("child");
+        const owner = await createTask(first.session, Spawner, {
+          children: [{ kind: "held", gate }],
+          then: "complete",
+        });
+        await until(`owner ${owner} is completing`, async () => {
+          return (await stored(first.session, owner)).state.status === "completing";
+        });
+        await first.scheduler.stop();
+        // What a crash right after the child's terminal commit leaves: a process
+        // that cannot finalize the owner (its kind is not registered there) runs
+        // the child to its end.
+        const partial = new Scheduler(first.session, [Held]);
+        await partial.start();
+        openGate(gate, "ended");
+        await partial.waitForIdle();
+        await partial.stop();
+        let session = first.session;
+        if (reopen) {
+          await first.session.close();
+          session = await Session.open(await reopen());
+        }
+        const [child] = await ownedBy(session, owner);
+        check.equal(
+          child?.state,
+          { status: "terminal", outcome: { kind: "completed", value: "ended" } },
+          "the owned task ended before the restart",
+        );
+        check.same(
+          (await stored(session, owner)).state.status,
+          "completing",
+          `owner ${owner} at the restart`,
+        );
+        const scheduler = new Scheduler(session, DEFINITIONS);
+        await scheduler.start();
+        await scheduler.waitForIdle();
+        const ended = await stored(session, owner);
+        check.equal(
+          ended.state,
+          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+          `owner ${owner} finalized with the outcome it held`,
+        );
+        check.ok(
+          (ended.endedAt as number) >= (child?.endedAt as number),
+          `owner ended (${ended.endedAt}) after its child (${child?.endedAt})`,
+        );
+        await scheduler.stop();
+        await session.close();
+      },
+    ),
+    taskScenario(
+      "a task completing whose owned work is still live at the restart holds until that work ends",
+      async ({ open, reopen, check }) => {
+        const first = await open();
+        const gate = gateName("child");
+        const owner = await createTask(first.session, Spawner, {
+          children: [{ kind: "held", gate }],
+          then: "complete",
+        });
+        await until(`owner ${owner} is completing`, async () => {
+          return (await stored(first.session, owner)).state.status === "completing";
+        });
+        await first.scheduler.stop(); // the child's phase is cut short: it stays running
+        let session = first.session;
+        if (reopen) {
+          await first.session.close();
+          session = await Session.open(await reopen());
+        }
+        const scheduler = new Scheduler(session, DEFINITIONS);
+        await scheduler.start();
+        const [child] = await ownedBy(session, owner);
+        await until(`child ${child?.id} runs again`, () =>
+          scheduler.inspect().tasks.some((t) => t.id === child?.id && t.active),
+        );
+        check.same(
+          (await stored(session, owner)).state.status,
+          "completing",
+          `owner ${owner} while its child runs`,
+        );
+        openGate(gate, "ended late");
+        await scheduler.waitForIdle();
+        check.equal(
+          (await stored(session, child?.id as TaskId)).state,
+          { status: "terminal", outcome: { kind: "completed", value: "ended late" } },
+          `child ${child?.id} final state`,
+        );
+        check.equal(
+          (await stored(session, owner)).state,
+          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+          `owner ${owner} finalized once its child ended`,
         );
         await scheduler.stop();
         await session.close();

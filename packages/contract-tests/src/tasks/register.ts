@@ -3,12 +3,21 @@ import type { StorageFactory, TestApi } from "../storage/api.js";
 import { Check } from "../storage/support.js";
 import { abortAndCompleting } from "./abort.js";
 import type { TaskRule, TaskRuleGroup, TaskScenario } from "./api.js";
+import { blocked } from "./blocked.js";
+import { cycles } from "./cycles.js";
 import { DEFINITIONS } from "./definitions.js";
 import { lifecycle } from "./lifecycle.js";
 import { recovery } from "./recovery.js";
 import { waiting } from "./waiting.js";
 
-const GROUPS: readonly TaskRuleGroup[] = [lifecycle, waiting, abortAndCompleting, recovery];
+const GROUPS: readonly TaskRuleGroup[] = [
+  lifecycle,
+  waiting,
+  cycles,
+  abortAndCompleting,
+  blocked,
+  recovery,
+];
 
 /** Every task scenario name, by rule group. */
 export const taskScenarios: Readonly<Record<TaskRule, readonly string[]>> = Object.freeze(

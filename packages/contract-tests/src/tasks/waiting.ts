@@ -1,5 +1,17 @@
+import type { TaskRecord } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
-import { createTask, Fanout, stored } from "./definitions.js";
+import {
+  createTask,
+  entryKinds,
+  Fanout,
+  Held,
+  Leaf,
+  stored,
+  terminalWithin,
+  until,
+  Waiter,
+} from "./definitions.js";
+import { gateName, openGate } from "./gates.js";
 
 export const waiting: TaskRuleGroup = {
   rule: "waiting",
@@ -48,5 +60,101 @@ export const waiting: TaskRuleGroup = {
         await session.close();
       },
     ),
+    taskScenario(
+      "a task may wait on tasks it does not own, one of them already terminal, and resumes once the live one ends",
+      async ({ open, check }) => {
+        const { session, scheduler } = await open();
+        const done = await createTask(session, Leaf, { fail: false });
+        await scheduler.waitForIdle();
+        const gate = gateName("live");
+        const live = await createTask(session, Held, { gate });
+        const waiter = await createTask(session, Waiter, { on: [done, live] });
+        await until(`task ${waiter} waits`, async () => {
+          return (await stored(session, waiter)).state.status === "waiting";
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        check.equal(
+          (await stored(session, waiter)).state,
+          {
+            status: "waiting",
+            checkpoint: {
+              phase: "report",
+              on: [done, live],
+              gate: null,
+              policy: "allSettled",
+              awaited: [done, live],
+            },
+            on: [done, live],
+            policy: "allSettled",
+          },
+          `task ${waiter} still waits while task ${live} runs`,
+        );
+        openGate(gate, "released");
+        await scheduler.waitForIdle();
+        check.equal(
+          (await stored(session, waiter)).state,
+          { status: "terminal", outcome: { kind: "completed", value: ["completed", "completed"] } },
+          `task ${waiter} resumed once task ${live} ended`,
+        );
+        await scheduler.stop();
+        await session.close();
+      },
+    ),
+    taskScenario(
+      "a waiter aborted while it waits on a task it does not own ends at once and leaves that task running",
+      async ({ open, check }) => {
+        const { session, scheduler } = await open();
+        const gate = gateName("other");
+        const other = await createTask(session, Held, { gate });
+        const waiter = await createTask(session, Waiter, { on: [other] });
+        await until(`task ${waiter} waits on task ${other}`, async () => {
+          return (await stored(session, waiter)).state.status === "waiting";
+        });
+        check.same(await scheduler.abortTask(waiter), true, `abortTask(${waiter})`);
+        const ended = await terminalWithin(scheduler, session, waiter, "the aborted waiter");
+        check.equal(
+          ended.state,
+          { status: "terminal", outcome: { kind: "aborted", reason: "waiter aborted" } },
+          `task ${waiter} final state`,
+        );
+        const left: TaskRecord = await stored(session, other);
+        check.ok(
+          left.state.status === "running" && !left.abortRequested,
+          `task ${other}, not owned by the waiter, runs on unmarked: ${JSON.stringify(left)}`,
+        );
+        openGate(gate, "on its own");
+        await scheduler.waitForIdle();
+        check.equal(
+          (await stored(session, other)).state,
+          { status: "terminal", outcome: { kind: "completed", value: "on its own" } },
+          `task ${other} final state`,
+        );
+        check.equal(await entryKinds(session), ["abort-handler"], "the waiter's handler ran once");
+        await scheduler.stop();
+        await session.close();
+      },
+    ),
+    taskScenario("a wait on an empty list resumes on the next pass", async ({ open, check }) => {
+      const { session, scheduler } = await open();
+      const statuses: string[] = [];
+      session.subscribeCommits((event) => {
+        for (const write of event.writes)
+          if (write.type === "task") statuses.push(write.value.state.status);
+      });
+      const id = await createTask(session, Waiter, { on: [] });
+      await scheduler.waitForIdle();
+      check.equal(
+        (await stored(session, id)).state,
+        { status: "terminal", outcome: { kind: "completed", value: [] } },
+        `task ${id} final state`,
+      );
+      check.equal(
+        statuses,
+        ["pending", "running", "waiting", "running", "terminal"],
+        `task ${id}'s stored states (create, reserve, wait on [], resume, report)`,
+      );
+      await scheduler.stop();
+      await session.close();
+    }),
   ],
 };

@@ -71,7 +71,8 @@ export type TaskOutcome =
   | { kind: "completed"; value?: Json }
   | { kind: "failed"; error: ErrorInfo }
   | { kind: "aborted"; reason?: string }
-  | { kind: "orphaned" }
+  /** Ended by the scheduler without running: its owner was gone, or it was aborted where no definition can run it (`reason` says why). */
+  | { kind: "orphaned"; reason?: string }
   | { kind: "faulted"; error: ErrorInfo };
 export type WaitPolicy = "failFast" | "allSettled";
 export type TaskState =

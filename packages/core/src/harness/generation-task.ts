@@ -4,6 +4,7 @@ import type {
   AssistantMessage,
   EntryRecord,
   StopReason,
+  SubmissionRecord,
   TaskOutcome,
   TaskRecord,
 } from "../domain/records.js";
@@ -47,7 +48,7 @@ type Progress =
 
 const PAGE = 256;
 
-/** The model's context for a conversation: stored entries from the newest head marker on (DESIGN 7). */
+/** The model's context for a conversation: stored entries from the newest head marker on. */
 export async function loadContext(session: Session, conversationId: ConversationId) {
   const marker = await session.read.latestHead(conversationId);
   const from = marker ? (Math.min(marker.id, marker.head as number) as EntryId) : undefined;
@@ -212,7 +213,13 @@ export function createGenerationTask(
       },
     },
     abort: () => "the conversation was aborted",
-    onTerminal: (tx, task) => finishRun(tx, task, definition),
+    // The app may have settled the submission itself (tx.settleSubmission) while the run went on.
+    beforeTerminal: async (tx, task) => {
+      const id = (task.input as { submissionId?: unknown } | null)?.submissionId;
+      return typeof id === "number" ? ((await tx.submission(id as SubmissionId)) ?? null) : null;
+    },
+    onTerminal: (tx, task, submission) =>
+      finishRun(tx, task, definition, submission as SubmissionRecord | null),
   });
   return definition;
 }
@@ -235,19 +242,26 @@ function settlementOf(
     case "faulted":
       return { status: "unanswered", reason: "faulted", detail: { ...outcome.error } };
     case "orphaned":
-      return { status: "unanswered", reason: "orphaned" };
+      return {
+        status: "unanswered",
+        reason: "orphaned",
+        ...(outcome.reason !== undefined ? { detail: { reason: outcome.reason } } : {}),
+      };
   }
 }
 
 /**
  * Inside the commit that ends a generation: keep the partial text of an
  * aborted or faulted turn (text only, never calls), clear the live slot,
- * settle the submission, and place the next queued input, if any.
+ * settle the submission (unless it is settled already: an app that settled
+ * it itself keeps its settlement), and place the next queued input, if any.
+ * `submission` is the submission as the commit found it before writing.
  */
 async function finishRun(
   tx: Transaction,
   task: TaskRecord,
   generation: TaskDefinition<GenerationInput, GenerationCheckpoint>,
+  submission: SubmissionRecord | null,
 ): Promise<void> {
   const conversationId = task.conversationId;
   const live = await tx.doc(LiveDoc, conversationId);
@@ -265,8 +279,8 @@ async function finishRun(
     );
   }
   if (live.generation?.taskId === task.id) live.generation = null;
-  const submissionId = (task.input as GenerationInput).submissionId as SubmissionId;
-  await tx.settleSubmission(submissionId, settlement);
+  if (submission?.status === "queued" || submission?.status === "placed")
+    await tx.settleSubmission(submission.id, settlement);
   if (live.run?.taskId !== task.id) return;
   const inbox = await tx.doc(InboxDoc, conversationId);
   const next = inbox.queued.shift();

@@ -88,6 +88,8 @@ export class Harness {
     const model = options.model as Partial<Model> | undefined;
     if (typeof model?.stream !== "function")
       throw new TypeError("Harness.open: options.model must implement stream(request, { signal })");
+    if (options.clock !== undefined && typeof options.clock !== "function")
+      throw new TypeError("Harness.open: options.clock must be a function returning milliseconds");
     // Check the tools before anything opens: a bad definition stores nothing.
     toolsByName(options.tools ?? []);
     const session = await Session.open(storage, {

@@ -103,7 +103,9 @@ function resultOf(
       return {
         message: errorResult(
           input,
-          "error: the tool call was abandoned: the generation that made it ended first.",
+          outcome.reason !== undefined
+            ? `error: the tool call was abandoned: this process cannot run it (${outcome.reason}). ${soFar(output)}`
+            : "error: the tool call was abandoned: the generation that made it ended first.",
         ),
         data: { toolCallId: input.toolCallId, orphaned: true },
       };

@@ -67,13 +67,24 @@ export interface TaskDefinitionOptions<Input extends Json, C extends TaskCheckpo
   /** Turns a checkpoint stored by an older version into this version's shape (run at reservation). */
   migrate?: (checkpoint: Json, fromVersion: number) => C;
   /**
-   * Runs inside the commit that makes a task of this kind terminal, whoever
-   * makes it terminal (its phase, a fault, an abort, the end of `completing`):
-   * what it writes is stored atomically with the outcome. The commit has
-   * already written the task, so table reads throw `ReadAfterWrite`; writes
-   * and documents work.
+   * Table reads `onTerminal` needs. Table reads must come before a commit's
+   * first table write, and by the time `onTerminal` runs the task is written;
+   * so this runs earlier in the same commit, before anything is written, and
+   * what it returns is `onTerminal`'s third argument. In a phase's
+   * `rt.commit` it runs before the callback (whether or not the callback
+   * finishes the task), with the task as it was before the commit. Read only:
+   * a write here would make the callback's own reads throw `ReadAfterWrite`.
    */
-  onTerminal?: (tx: Transaction, task: TaskRecord) => Promise<void> | void;
+  beforeTerminal?: (tx: Transaction, task: TaskRecord) => unknown;
+  /**
+   * Runs inside the commit that makes a task of this kind terminal, whoever
+   * makes it terminal (its phase, a fault, an abort, the end of `completing`,
+   * an abort of a task stored at a newer version, which ends `orphaned`):
+   * what it writes is stored atomically with the outcome. The commit has
+   * already written the task, so table reads throw `ReadAfterWrite` (read in
+   * `beforeTerminal`); writes and documents work.
+   */
+  onTerminal?: (tx: Transaction, task: TaskRecord, read: unknown) => Promise<void> | void;
 }
 
 /** A registered-able task definition; also the token `tx.createTask` takes. */
@@ -96,7 +107,8 @@ export interface AnyTaskDefinition {
   readonly phases: { readonly [phase: string]: TaskPhase<never, never> };
   readonly abort: TaskAbortHandler<never, never>;
   readonly migrate?: (checkpoint: Json, fromVersion: number) => TaskCheckpoint;
-  readonly onTerminal?: (tx: Transaction, task: TaskRecord) => Promise<void> | void;
+  readonly beforeTerminal?: (tx: Transaction, task: TaskRecord) => unknown;
+  readonly onTerminal?: (tx: Transaction, task: TaskRecord, read: unknown) => Promise<void> | void;
 }
 
 /** Checks that a value is a checkpoint of `definition`, naming `where` when it is not. */
@@ -121,7 +133,7 @@ export function checkCheckpoint(
 }
 
 /**
- * Defines a durable task (DESIGN section 6). The result is the token
+ * Defines a durable task. The result is the token
  * `tx.createTask` takes and what a `Scheduler` registers.
  */
 export function defineTask<Input extends Json, C extends TaskCheckpoint>(
@@ -129,7 +141,7 @@ export function defineTask<Input extends Json, C extends TaskCheckpoint>(
 ): TaskDefinition<Input, C> {
   if (typeof options !== "object" || options === null)
     throw new TypeError("defineTask: options must be an object");
-  const { name, version, initial, phases, abort, migrate, onTerminal } = options;
+  const { name, version, initial, phases, abort, migrate, beforeTerminal, onTerminal } = options;
   if (typeof name !== "string" || name === "")
     throw new TypeError("defineTask: name must be a non-empty string");
   if (!Number.isSafeInteger(version) || version < 1)
@@ -147,6 +159,8 @@ export function defineTask<Input extends Json, C extends TaskCheckpoint>(
     throw new TypeError(`defineTask "${name}": abort must be a function`);
   if (migrate !== undefined && typeof migrate !== "function")
     throw new TypeError(`defineTask "${name}": migrate must be a function`);
+  if (beforeTerminal !== undefined && typeof beforeTerminal !== "function")
+    throw new TypeError(`defineTask "${name}": beforeTerminal must be a function`);
   if (onTerminal !== undefined && typeof onTerminal !== "function")
     throw new TypeError(`defineTask "${name}": onTerminal must be a function`);
   const frozenPhases = Object.freeze({ ...phases });

@@ -39,7 +39,7 @@ function checkOutcome(name: string, value: unknown): TaskOutcome {
 }
 
 /**
- * Reads what an `rt.commit` callback returned (DESIGN 6): a checkpoint, a
+ * Reads what an `rt.commit` callback returned: a checkpoint, a
  * whole state, or `undefined` (no state change). Throws a `TypeError` naming
  * the field at fault, so the commit is discarded.
  */
@@ -81,12 +81,9 @@ export function interpretNext(
       const checkpoint = copyJson(state.checkpoint, "state.checkpoint");
       checkCheckpoint(definition, checkpoint, "state.checkpoint");
       const on = state.on;
-      if (
-        !Array.isArray(on) ||
-        on.length === 0 ||
-        !on.every((id) => Number.isSafeInteger(id) && (id as number) > 0)
-      )
-        throw new TypeError(`task "${name}": state.on must be a non-empty array of task ids`);
+      // An empty list is allowed (a fan-out over nothing): the wait is settled at once.
+      if (!Array.isArray(on) || !on.every((id) => Number.isSafeInteger(id) && (id as number) > 0))
+        throw new TypeError(`task "${name}": state.on must be an array of task ids`);
       if (on.includes(self))
         throw new TypeError(`task "${name}": a task cannot wait on itself (task ${self})`);
       if (state.policy !== "allSettled" && state.policy !== "failFast")

@@ -9,15 +9,22 @@ import type { AnyTaskDefinition, TaskCheckpoint, TaskNext, TaskView } from "./de
 import { MemoInterrupted } from "../domain/errors.js";
 import { memoEntry, type MemoEntry, type MemoOptions } from "./memo.js";
 import { interpretNext } from "./next-state.js";
-import { writeFinish } from "./transitions.js";
+import { readClock } from "./clock.js";
+import { writeFinish, type Stamp } from "./transitions.js";
 
 /** What a runtime needs from its scheduler. */
 export interface RuntimeHost {
   readonly session: Session;
   /** Whether the task owns live tasks, as far as stored commits tell. */
   hasLiveChildren(id: TaskId): boolean;
-  /** Resolves with the terminal record of `id` (rejects `UnknownRecord` when it does not exist). */
-  waitForTerminal(id: TaskId, signal: AbortSignal | undefined): Promise<TaskRecord>;
+  /**
+   * Resolves with the terminal record of `id`, awaited by a phase of
+   * `caller` (rejects `UnknownRecord` when it does not exist, `TaskFaulted`
+   * when `id` waits on `caller`: the wait would never end).
+   */
+  awaitTask(caller: TaskId, id: TaskId, signal: AbortSignal | undefined): Promise<TaskRecord>;
+  /** Reads the clock for a timestamp (a `TypeError` when it is not a finite number). */
+  readonly stamp: Stamp;
 }
 
 export function viewOf<Input extends Json, C extends TaskCheckpoint>(
@@ -73,7 +80,7 @@ function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * The task runtime `rt` handed to a phase or an abort handler (DESIGN 6).
+ * The task runtime `rt` handed to a phase or an abort handler.
  * It is valid while that call runs and the task is `running` for it.
  */
 export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = TaskCheckpoint> {
@@ -110,9 +117,9 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
     this.ended = true;
   }
 
-  /** The session clock (ms since the epoch). */
+  /** The session clock (ms since the epoch); a `TypeError` if the clock returns anything but a finite number. */
   now(): number {
-    return this.host.session.clock();
+    return readClock(this.host.session, `rt.now() in task ${this.taskId}`);
   }
 
   private checkUsable(what: string): void {
@@ -156,6 +163,10 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
       "rt.commit",
       async (tx, current) => {
         let created = false;
+        // Before the callback: its writes would make these table reads throw.
+        const read = this.definition.beforeTerminal
+          ? { value: await this.definition.beforeTerminal(tx, current) }
+          : undefined;
         const view = noticingOwnedCreates(tx, this.taskId, () => (created = true));
         const next = interpretNext(
           this.definition,
@@ -170,7 +181,8 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
           current,
           next.outcome,
           created || this.host.hasLiveChildren(this.taskId),
-          this.now(),
+          this.host.stamp,
+          read,
         );
       },
       options,
@@ -231,10 +243,12 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
   /**
    * Resolves with the task's record once it is terminal. In-memory waiting
    * holds this run's concurrency slot; to wait durably on tasks, commit a
-   * `waiting` state instead.
+   * `waiting` state instead. Rejects with `TaskFaulted` when `id` waits
+   * (directly, or through tasks it waits on or owns) on this task: that
+   * wait would never end.
    */
   waitForTask(id: TaskId, options?: CallOptions): Promise<TaskRecord> {
-    return this.host.waitForTerminal(id, options?.signal ?? this.signal);
+    return this.host.awaitTask(this.taskId, id, options?.signal ?? this.signal);
   }
 
   /** The outcomes of terminal tasks, in `ids` order; `undefined` for a task that is not terminal yet. */

@@ -1,24 +1,40 @@
-import { SessionFailed, TaskFaulted, TaskStateError, UnknownRecord } from "../domain/errors.js";
-import type { ConversationId, TaskId } from "../domain/ids.js";
-import { jsonEqual, type Json } from "../domain/json.js";
-import type { TaskOutcome, TaskRecord, TaskStatus } from "../domain/records.js";
+import { SessionFailed, TaskStateError } from "../domain/errors.js";
+import type { TaskId } from "../domain/ids.js";
+import { jsonEqual } from "../domain/json.js";
+import type { TaskRecord, TaskStatus } from "../domain/records.js";
 import type { CallOptions, Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
+import { readClock } from "./clock.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
-import { TaskRuntime, viewOf, type RuntimeHost } from "./runtime.js";
+import { IdleWaiters } from "./idle-waiters.js";
+import { inspectTask, type SchedulerInspection } from "./inspection.js";
+import type { RuntimeHost } from "./runtime.js";
 import { TaskIndex } from "./task-index.js";
+import { driveTask, type Run, type RunContext } from "./task-run.js";
+import { TerminalWaiters } from "./terminal-waiters.js";
 import {
+  abortIn,
   finalizeIn,
-  finishRunningIn,
   markChildrenIn,
-  parkIn,
+  missingCode,
+  orphanIn,
   propagatesAbort,
   recoverIn,
   reserveIn,
+  type Stamp,
 } from "./transitions.js";
+import {
+  closerOf,
+  cycleInIndex,
+  faultWaitCycleIn,
+  newWaitEdges,
+  refusedAwait,
+} from "./wait-graph.js";
+
+export type { SchedulerInspection, TaskInspection } from "./inspection.js";
 
 export interface SchedulerOptions {
   /** Most tasks run at once (phases and abort handlers). Default 32. */
@@ -30,39 +46,6 @@ export interface SchedulerOptions {
    */
   onError?: (error: unknown, taskId: TaskId | undefined) => void;
 }
-
-export interface TaskInspection {
-  readonly id: TaskId;
-  readonly kind: string;
-  readonly version: number;
-  readonly conversationId: ConversationId;
-  readonly owner: TaskId | undefined;
-  readonly status: TaskStatus;
-  readonly abortRequested: boolean;
-  /** A phase, abort handler or transition of this task is in progress in this scheduler. */
-  readonly active: boolean;
-  /** Why this scheduler cannot move the task on (no definition, a newer version, a failing hook...). */
-  readonly blocked?: string;
-}
-
-export interface SchedulerInspection {
-  readonly started: boolean;
-  /** Every task that is not terminal, by id. */
-  readonly tasks: readonly TaskInspection[];
-  /** The subset of `tasks` that is blocked. */
-  readonly blocked: readonly TaskInspection[];
-  /** Tasks running a phase or abort handler now. */
-  readonly running: number;
-}
-
-interface Run {
-  controller: AbortController;
-  /** Abort was requested while this run held the task. */
-  abortSeen: boolean;
-  inAbortHandler: boolean;
-}
-
-type Resolvers<T> = { resolve: (value: T) => void; reject: (error: unknown) => void };
 
 const DEFAULT_CONCURRENCY = 32;
 const PAGE = 256;
@@ -78,10 +61,11 @@ function stopReason(): DOMException {
 }
 
 /**
- * Runs the tasks of one session (DESIGN 6): durable reservation, phases off
- * the commit line, waiting on tasks, abort, `completing`, recovery. One
- * scheduler per session at a time; `start()` assumes nothing else runs the
- * session's tasks (storage adapters take a single-owner lock).
+ * Runs the tasks of one session: durable reservation, phases off the commit
+ * line, waiting on tasks (a wait that closes a cycle faults), abort,
+ * `completing`, recovery. One scheduler per session at a time; `start()`
+ * assumes nothing else runs the session's tasks (storage adapters take a
+ * single-owner lock).
  */
 export class Scheduler {
   private readonly definitions = new Map<string, AnyTaskDefinition>();
@@ -93,17 +77,23 @@ export class Scheduler {
   private readonly runs = new Map<number, Run>();
   private readonly inFlight = new Set<number>();
   private readonly recheck = new Set<number>();
+  /** Tasks to evaluate again once a transition of another task (the key) is done. */
+  private readonly checkAfter = new Map<number, Set<number>>();
   private readonly toCheck = new Set<number>();
   private readonly runnable = new Set<number>();
   private reserving = 0;
   private readonly stuck = new Map<number, string>();
   private readonly work = new Set<Promise<unknown>>();
-  private readonly terminalWaiters = new Map<number, Set<Resolvers<TaskRecord>>>();
-  private drainWaiters = new Set<() => void>();
-  private idleWaiters: Resolvers<void>[] = [];
+  private readonly waits = new TerminalWaiters();
+  /** Seq of the commit that stored each live `waiting` state (0: loaded at start). */
+  private readonly waitSeq = new Map<number, number>();
+  /** Waiting states not yet checked for closing a wait cycle. */
+  private readonly newWaits = new Set<number>();
+  private readonly stamp: Stamp;
+  private readonly idle = new IdleWaiters();
   private pumpQueued = false;
   private failure: Error | undefined;
-  private readonly host: RuntimeHost;
+  private readonly context: RunContext;
 
   constructor(
     readonly session: Session,
@@ -131,10 +121,20 @@ export class Scheduler {
           `durably scheduler${taskId === undefined ? "" : ` (task ${taskId})`}:`,
           error,
         ));
-    this.host = {
+    this.stamp = (taskId, what) => readClock(session, `task ${taskId} ${what}`);
+    const host: RuntimeHost = {
       session,
       hasLiveChildren: (id) => this.index.hasLiveChildren(id),
-      waitForTerminal: (id, signal) => this.waitForTask(id, { signal }),
+      awaitTask: (caller, id, signal) => this.awaitTask(caller, id, signal),
+      stamp: this.stamp,
+    };
+    this.context = {
+      host,
+      stamp: this.stamp,
+      stopping: () => this.phase !== "started" || this.failure !== undefined,
+      abortRequested: (id) => this.index.get(id)?.abortRequested === true,
+      onError: (error, id) => this.onError(error, id),
+      hold: (id, reason) => this.stuck.set(id, reason),
     };
   }
 
@@ -154,6 +154,8 @@ export class Scheduler {
     this.failure = undefined;
     this.index = new TaskIndex();
     this.stuck.clear();
+    this.waitSeq.clear();
+    this.newWaits.clear();
     const early: CommitEvent[] = [];
     let buffering = true;
     try {
@@ -179,7 +181,10 @@ export class Scheduler {
     }
     buffering = false;
     this.phase = "started";
-    for (const task of this.index.values()) this.toCheck.add(task.id);
+    for (const task of this.index.values()) {
+      this.toCheck.add(task.id);
+      if (task.state.status === "waiting") this.noteWait(task.id, 0);
+    }
     for (const event of early) this.onCommit(event);
     this.schedulePump();
   }
@@ -193,7 +198,6 @@ export class Scheduler {
     if (this.phase === "stopped" || this.phase === "stopping") return;
     this.phase = "stopping";
     for (const run of this.runs.values()) run.controller.abort(stopReason());
-    this.releaseDrainWaiters();
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -201,10 +205,9 @@ export class Scheduler {
     this.runnable.clear();
     this.toCheck.clear();
     this.recheck.clear();
+    this.checkAfter.clear();
     this.phase = "stopped";
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const waiter of waiters) waiter.reject(new TaskStateError("the scheduler stopped"));
+    this.idle.rejectAll(new TaskStateError("the scheduler stopped"));
   }
 
   // ---- public operations --------------------------------------------------
@@ -214,68 +217,42 @@ export class Scheduler {
    * `rt.signal` abort; owned live tasks are aborted first; then the
    * definition's `abort` handler runs and the task ends `aborted`. A task
    * already `completing` keeps its outcome (its work is done; its owned tasks
-   * are aborted). Resolves false when the task is already terminal.
+   * are aborted). A task this process has no code for (its kind is not
+   * registered, or it is stored at a newer version) ends `orphaned` with the
+   * reason once it owns no live task, running none of its code. Resolves
+   * false when the task is already terminal.
    */
   async abortTask(id: TaskId, options?: CallOptions): Promise<boolean> {
-    return this.session.commit(async (tx) => {
-      const task = await tx.task(id);
-      if (!task) throw new UnknownRecord(`abortTask: task ${id} does not exist`);
-      if (task.state.status === "terminal") return false;
-      if (!task.abortRequested) await tx.putTask({ ...task, abortRequested: true });
-      return true;
-    }, options);
+    return this.session.commit((tx) => abortIn(tx, id, this.definitions, this.stamp), options);
   }
 
   /** Resolves with the task's record once it is terminal. */
   waitForTask(id: TaskId, options?: CallOptions): Promise<TaskRecord> {
-    const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<TaskRecord>((resolve, reject) => {
-      let set = this.terminalWaiters.get(id);
-      if (!set) this.terminalWaiters.set(id, (set = new Set()));
-      const waiters = set;
-      const onAbort = (): void => done(() => reject(signal?.reason as Error));
-      const done = (settle: () => void): void => {
-        if (!waiters.delete(entry)) return;
-        if (waiters.size === 0 && this.terminalWaiters.get(id) === waiters)
-          this.terminalWaiters.delete(id);
-        signal?.removeEventListener("abort", onAbort);
-        settle();
-      };
-      const entry: Resolvers<TaskRecord> = {
-        resolve: (task) => done(() => resolve(task)),
-        reject: (error) => done(() => reject(asError(error))),
-      };
-      waiters.add(entry);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      // Registered before the read, so a terminal commit in between is not missed.
-      this.session.read.task(id).then(
-        (task) => {
-          if (!task) entry.reject(new UnknownRecord(`task ${id} does not exist`));
-          else if (task.state.status === "terminal") entry.resolve(task);
-        },
-        (error: unknown) => entry.reject(error),
-      );
-    });
+    return this.waits.wait(id, () => this.session.read.task(id), options?.signal);
   }
 
-  /** Every task that is not terminal, with whether it is active here and why it is blocked. */
+  /** `rt.waitForTask`: a phase of `caller` awaits `id`, refused when `id` waits on `caller`. */
+  private awaitTask(
+    caller: TaskId,
+    id: TaskId,
+    signal: AbortSignal | undefined,
+  ): Promise<TaskRecord> {
+    const refused = refusedAwait(this.index, (t) => this.waits.awaitsOf(t), caller, id);
+    if (refused) return Promise.reject(refused);
+    return this.waits.wait(id, () => this.session.read.task(id), signal, caller);
+  }
+
+  /** Every task that is not terminal: whether it is active here, why it is blocked, what it waits on. */
   inspect(): SchedulerInspection {
-    const tasks: TaskInspection[] = [];
-    for (const task of this.index.values()) {
-      const blocked = this.blockedReason(task);
-      tasks.push({
-        id: task.id,
-        kind: task.kind,
-        version: task.version,
-        conversationId: task.conversationId,
-        owner: task.owner,
-        status: task.state.status,
-        abortRequested: task.abortRequested,
-        active: this.runs.has(task.id) || this.inFlight.has(task.id),
-        ...(blocked !== undefined ? { blocked } : {}),
-      });
-    }
+    const tasks = [...this.index.values()].map((task) =>
+      inspectTask(
+        task,
+        this.index,
+        this.waits.awaitsOf(task.id),
+        this.runs.has(task.id) || this.inFlight.has(task.id),
+        this.blockedReason(task),
+      ),
+    );
     tasks.sort((a, b) => a.id - b.id);
     return {
       started: this.phase === "started",
@@ -294,27 +271,9 @@ export class Scheduler {
     if (this.phase !== "started" && this.phase !== "starting")
       return Promise.reject(new TaskStateError("waitForIdle: the scheduler is not started"));
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.idleWaiters = this.idleWaiters.filter((w) => w !== waiter);
-        reject(signal?.reason as Error);
-      };
-      const waiter: Resolvers<void> = {
-        resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        reject: (error) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(asError(error));
-        },
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.idleWaiters.push(waiter);
-      this.schedulePump();
-    });
+    const waiting = this.idle.wait(options?.signal);
+    this.schedulePump();
+    return waiting;
   }
 
   // ---- events -------------------------------------------------------------
@@ -325,11 +284,18 @@ export class Scheduler {
       if (write.type !== "task") continue;
       touched = true;
       const task = write.value;
+      const before = this.index.get(task.id)?.state;
       for (const id of this.index.observe(task)) this.toCheck.add(id);
+      if (task.state.status === "waiting") {
+        const same = before?.status === "waiting" && jsonEqual(before.on, task.state.on);
+        if (!same) this.noteWait(task.id, event.seq);
+      } else {
+        this.waitSeq.delete(task.id);
+        this.newWaits.delete(task.id);
+      }
       if (task.state.status === "terminal") {
         this.runnable.delete(task.id);
-        const waiters = this.terminalWaiters.get(task.id);
-        if (waiters) for (const waiter of [...waiters]) waiter.resolve(task);
+        this.waits.resolveTerminal(task);
       }
       const run = this.runs.get(task.id);
       if (run && task.abortRequested && !run.abortSeen) {
@@ -340,15 +306,12 @@ export class Scheduler {
           );
       }
     }
-    if (!touched) return;
-    this.releaseDrainWaiters();
-    this.schedulePump();
+    if (touched) this.schedulePump();
   }
 
-  private releaseDrainWaiters(): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = new Set();
-    for (const wake of waiters) wake();
+  private noteWait(id: number, seq: number): void {
+    this.waitSeq.set(id, seq);
+    this.newWaits.add(id);
   }
 
   // ---- the pump -----------------------------------------------------------
@@ -380,20 +343,15 @@ export class Scheduler {
       this.runnable.size === 0 &&
       this.toCheck.size === 0 &&
       !this.pumpQueued
-    ) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const waiter of waiters) waiter.resolve();
-    }
+    )
+      this.idle.resolveAll();
   }
 
   private blockedReason(task: TaskRecord): string | undefined {
     const stuck = this.stuck.get(task.id);
     if (stuck !== undefined) return stuck;
-    const definition = this.definitions.get(task.kind);
-    if (!definition) return `no task definition registered for kind "${task.kind}"`;
-    if (task.version > definition.version)
-      return `stored at version ${task.version}, newer than the registered definition (version ${definition.version})`;
+    const missing = missingCode(task, this.definitions);
+    if (missing !== undefined) return missing;
     if (task.state.status === "running" && !this.runs.has(task.id) && !this.inFlight.has(task.id))
       return "running, but not run by this scheduler (it returns to pending at the next start)";
     return undefined;
@@ -414,26 +372,76 @@ export class Scheduler {
       void this.transition(id as TaskId, (tx) => markChildrenIn(tx, id as TaskId));
       return;
     }
-    if (this.runs.has(id) || this.blockedReason(task) !== undefined) return;
+    if (this.runs.has(id)) return;
     const drained = !this.index.hasLiveChildren(id);
+    if (
+      task.abortRequested &&
+      drained &&
+      task.state.status !== "completing" &&
+      missingCode(task, this.definitions) !== undefined
+    ) {
+      // Aborted, owned work done, and no code here to run its handler: it ends orphaned.
+      void this.transition(id as TaskId, (tx) =>
+        orphanIn(tx, id as TaskId, this.definitions, this.stamp),
+      );
+      return;
+    }
+    if (this.blockedReason(task) !== undefined) return;
     switch (task.state.status) {
       case "pending":
         if (!task.abortRequested || drained) this.runnable.add(id);
         break;
       case "waiting":
+        if (this.newWaits.has(id) && this.faultCycleClosedBy(task)) break;
         if (task.abortRequested ? drained : this.index.maybeSettled(task)) this.runnable.add(id);
         break;
       case "completing":
         if (drained) {
           const definition = this.definitions.get(task.kind) as AnyTaskDefinition;
           void this.transition(id as TaskId, (tx) =>
-            finalizeIn(tx, id as TaskId, definition, this.session.clock()),
+            finalizeIn(tx, id as TaskId, definition, this.stamp),
           );
         }
         break;
       default:
         break;
     }
+  }
+
+  /**
+   * Checks a new `waiting` state for a wait cycle (the index suspects, the
+   * commit decides). If it closes one, the wait on the cycle stored last
+   * (usually this one) is faulted, which breaks it. Returns whether a cycle
+   * was found.
+   */
+  private faultCycleClosedBy(task: TaskRecord): boolean {
+    this.newWaits.delete(task.id);
+    if (task.abortRequested || task.state.status !== "waiting") return false;
+    const awaitsOf = (id: number): readonly number[] => this.waits.awaitsOf(id);
+    const first = newWaitEdges(
+      task.id,
+      task.state.on,
+      "waits on",
+      (to) => this.index.get(to)?.owner,
+    );
+    const cycle = cycleInIndex(this.index, awaitsOf, task.id, first);
+    if (!cycle) return false;
+    const closer = closerOf(cycle, task.id, (id) => this.waitSeq.get(id) ?? 0);
+    const record = this.index.get(closer);
+    const definition = record && this.definitions.get(record.kind);
+    if (!record || !definition || this.blockedReason(record) !== undefined) return true;
+    if (this.inFlight.has(closer)) {
+      // One transition per task at a time: look again once that one is done.
+      this.newWaits.add(task.id);
+      let after = this.checkAfter.get(closer);
+      if (!after) this.checkAfter.set(closer, (after = new Set()));
+      after.add(task.id);
+      return true;
+    }
+    void this.transition(closer as TaskId, (tx) =>
+      faultWaitCycleIn(tx, closer as TaskId, definition, awaitsOf, this.stamp),
+    );
+    return true;
   }
 
   /** Runs one scheduler commit for a task, at most one at a time per task. */
@@ -452,6 +460,8 @@ export class Scheduler {
       .finally(() => {
         this.inFlight.delete(id);
         if (this.recheck.delete(id)) this.toCheck.add(id);
+        for (const other of this.checkAfter.get(id) ?? []) this.toCheck.add(other);
+        this.checkAfter.delete(id);
         this.schedulePump();
       });
     this.track(done);
@@ -475,9 +485,7 @@ export class Scheduler {
     if (this.failure !== undefined) return;
     this.failure = asError(error);
     for (const run of this.runs.values()) run.controller.abort(error);
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const waiter of waiters) waiter.reject(error);
+    this.idle.rejectAll(this.failure);
   }
 
   private track(promise: Promise<unknown>): void {
@@ -494,7 +502,7 @@ export class Scheduler {
     };
     void this.transition(
       id,
-      (tx) => reserveIn(tx, id, this.definitions, this.session.clock()),
+      (tx) => reserveIn(tx, id, this.definitions, this.stamp),
       (reservation) => {
         release(); // the run takes the slot over
         if (reservation && this.phase === "started")
@@ -510,7 +518,7 @@ export class Scheduler {
     const run: Run = { controller: new AbortController(), abortSeen: abort, inAbortHandler: false };
     this.runs.set(record.id, run);
     this.track(
-      this.drive(run, definition, record)
+      driveTask(this.context, run, definition, record)
         .catch((error: unknown) => {
           if (error instanceof SessionFailed || this.session.failed)
             this.failSessionWide(this.session.failed ?? error);
@@ -518,119 +526,10 @@ export class Scheduler {
         })
         .finally(() => {
           this.runs.delete(record.id);
+          this.waits.forgetCaller(record.id);
           this.toCheck.add(record.id);
           this.schedulePump();
         }),
     );
-  }
-
-  private get stopping(): boolean {
-    return this.phase !== "started" || this.failure !== undefined;
-  }
-
-  private abortWanted(run: Run, id: TaskId): boolean {
-    return run.abortSeen || this.index.get(id)?.abortRequested === true;
-  }
-
-  /** One reserved task: phases in turn until it waits, finishes, faults or is aborted. */
-  private async drive(
-    run: Run,
-    definition: AnyTaskDefinition,
-    reserved: TaskRecord,
-  ): Promise<void> {
-    const id = reserved.id;
-    let task = reserved;
-    for (;;) {
-      if (this.stopping) return;
-      if (this.abortWanted(run, id)) return this.runAbort(run, definition, task);
-      const checkpoint = (task.state as { checkpoint: Json }).checkpoint as { phase?: unknown };
-      const name = typeof checkpoint?.phase === "string" ? checkpoint.phase : undefined;
-      const phase =
-        name !== undefined && Object.hasOwn(definition.phases, name)
-          ? definition.phases[name]
-          : undefined;
-      if (!phase) {
-        const error = new TaskFaulted(
-          `task ${id} ("${task.kind}"): checkpoint phase ${JSON.stringify(checkpoint?.phase)} is not one of its phases`,
-        );
-        await this.finish(definition, id, { kind: "faulted", error: errorInfo(error) });
-        return;
-      }
-      const before = task.state;
-      const rt = new TaskRuntime(this.host, definition, task, run.controller.signal);
-      let thrown: { error: unknown } | undefined;
-      try {
-        // Types were erased at registration; the definition checked the checkpoint it receives.
-        await phase(viewOf<never, never>(task), rt as TaskRuntime<never, never>);
-      } catch (error) {
-        thrown = { error };
-      } finally {
-        rt.end();
-      }
-      if (this.stopping) return;
-      task = rt.latest;
-      if (task.state.status !== "running") {
-        if (thrown) this.onError(thrown.error, id); // it finished first; the error has nowhere to go
-        return;
-      }
-      if (this.abortWanted(run, id)) continue;
-      if (thrown) {
-        await this.finish(definition, id, { kind: "faulted", error: errorInfo(thrown.error) });
-        return;
-      }
-      if (jsonEqual(task.state, before)) {
-        const error = new TaskFaulted(
-          `task ${id} ("${task.kind}"): phase "${name}" returned without committing a new checkpoint or state`,
-        );
-        await this.finish(definition, id, { kind: "faulted", error: errorInfo(error) });
-        return;
-      }
-    }
-  }
-
-  private async runAbort(run: Run, definition: AnyTaskDefinition, task: TaskRecord): Promise<void> {
-    const id = task.id;
-    if (this.index.hasLiveChildren(id)) {
-      // Owned work drains first; give the slot back meanwhile (the pump reserves it again).
-      await this.session.commit((tx) => parkIn(tx, id));
-      return;
-    }
-    run.inAbortHandler = true;
-    run.controller = new AbortController(); // the handler's signal aborts only when the scheduler stops
-    const rt = new TaskRuntime(this.host, definition, task, run.controller.signal);
-    let outcome: TaskOutcome;
-    try {
-      const reason = await definition.abort(
-        viewOf<never, never>(task),
-        rt as TaskRuntime<never, never>,
-      );
-      outcome = typeof reason === "string" ? { kind: "aborted", reason } : { kind: "aborted" };
-    } catch (error) {
-      outcome = { kind: "faulted", error: errorInfo(error) };
-    } finally {
-      rt.end();
-    }
-    if (this.stopping) return;
-    if (rt.latest.state.status !== "running") return; // the handler finished the task itself
-    await this.finish(definition, id, outcome);
-  }
-
-  private async finish(
-    definition: AnyTaskDefinition,
-    id: TaskId,
-    outcome: TaskOutcome,
-  ): Promise<void> {
-    try {
-      await this.session.commit((tx) =>
-        finishRunningIn(tx, id, definition, outcome, this.session.clock()),
-      );
-    } catch (error) {
-      if (error instanceof SessionFailed || this.session.failed) throw error;
-      this.stuck.set(
-        id,
-        `ending the task failed: ${errorInfo(error).name}: ${errorInfo(error).message}`,
-      );
-      this.onError(error, id);
-    }
   }
 }

@@ -2,7 +2,7 @@ import type { TaskId } from "../domain/ids.js";
 import type { TaskOutcome, TaskRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { Transaction } from "../session/transaction.js";
-import { TaskFaulted } from "../domain/errors.js";
+import { TaskFaulted, UnknownRecord } from "../domain/errors.js";
 import { checkCheckpoint, type AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 
@@ -40,10 +40,16 @@ export async function liveChildren(
   return out;
 }
 
+/** Reads the clock for a stamp: `what` names the field ("startedAt", "endedAt"). */
+export type Stamp = (taskId: TaskId, what: string) => number;
+
 /**
  * Writes the end of a task: `completing` while it still owns live tasks,
  * else `terminal` (stamped `endedAt`, its task documents retire with the
  * commit, and the definition's `onTerminal` writes join the same commit).
+ * The definition's `beforeTerminal` reads run first, before anything is
+ * written, unless the caller ran them already (`read`: a phase's commit
+ * runs them before its callback writes).
  */
 export async function writeFinish(
   tx: Transaction,
@@ -51,13 +57,14 @@ export async function writeFinish(
   task: TaskRecord,
   outcome: TaskOutcome,
   ownsLiveTasks: boolean,
-  now: number,
+  stamp: Stamp,
+  read?: { value: unknown },
 ): Promise<TaskRecord> {
-  const next: TaskRecord = ownsLiveTasks
-    ? { ...task, state: { status: "completing", outcome } }
-    : { ...task, state: { status: "terminal", outcome }, endedAt: now };
-  const stored = await tx.putTask(next);
-  if (!ownsLiveTasks && definition?.onTerminal) await definition.onTerminal(tx, stored);
+  if (ownsLiveTasks) return tx.putTask({ ...task, state: { status: "completing", outcome } });
+  const before = read ?? { value: await definition?.beforeTerminal?.(tx, task) };
+  const endedAt = stamp(task.id, "endedAt");
+  const stored = await tx.putTask({ ...task, state: { status: "terminal", outcome }, endedAt });
+  if (definition?.onTerminal) await definition.onTerminal(tx, stored, before.value);
   return stored;
 }
 
@@ -83,7 +90,7 @@ export async function reserveIn(
   tx: Transaction,
   id: TaskId,
   definitions: ReadonlyMap<string, AnyTaskDefinition>,
-  now: number,
+  stamp: Stamp,
 ): Promise<Reservation> {
   const task = await tx.task(id);
   if (!task) return null;
@@ -98,7 +105,7 @@ export async function reserveIn(
     if (task.owner !== undefined) {
       const owner = await tx.task(task.owner);
       if (!owner || owner.state.status === "terminal") {
-        await writeFinish(tx, definition, task, { kind: "orphaned" }, await hasLive(), now);
+        await writeFinish(tx, definition, task, { kind: "orphaned" }, await hasLive(), stamp);
         return null;
       }
     }
@@ -114,7 +121,7 @@ export async function reserveIn(
             task,
             { kind: "faulted", error: errorInfo(error) },
             await hasLive(),
-            now,
+            stamp,
           );
           return null;
         }
@@ -142,16 +149,17 @@ export async function reserveIn(
         task,
         { kind: "faulted", error: errorInfo(error) },
         live,
-        now,
+        stamp,
       );
       return null;
     }
   }
+  const startedAt = task.startedAt ?? stamp(id, "startedAt");
   const record = await tx.putTask({
     ...task,
     version: definition.version,
     state: { status: "running", checkpoint },
-    startedAt: task.startedAt ?? now,
+    startedAt,
   });
   return { record, abort: task.abortRequested };
 }
@@ -162,12 +170,12 @@ export async function finishRunningIn(
   id: TaskId,
   definition: AnyTaskDefinition,
   outcome: TaskOutcome,
-  now: number,
+  stamp: Stamp,
 ): Promise<TaskRecord | null> {
   const task = await tx.task(id);
   if (!task || task.state.status !== "running") return null;
   const live = (await liveChildren(tx, id, 1)).length > 0;
-  return writeFinish(tx, definition, task, outcome, live, now);
+  return writeFinish(tx, definition, task, outcome, live, stamp);
 }
 
 /** `completing` becomes `terminal` once the task owns no live task. */
@@ -175,12 +183,79 @@ export async function finalizeIn(
   tx: Transaction,
   id: TaskId,
   definition: AnyTaskDefinition,
-  now: number,
+  stamp: Stamp,
 ): Promise<TaskRecord | null> {
   const task = await tx.task(id);
   if (!task || task.state.status !== "completing") return null;
   if ((await liveChildren(tx, id, 1)).length > 0) return null;
-  return writeFinish(tx, definition, task, task.state.outcome, false, now);
+  return writeFinish(tx, definition, task, task.state.outcome, false, stamp);
+}
+
+/**
+ * Why this process cannot run a task's code: no definition of its kind is
+ * registered, or the task is stored at a newer version than the registered
+ * one (a rolling deploy). `undefined` when it can.
+ */
+export function missingCode(
+  task: TaskRecord,
+  definitions: ReadonlyMap<string, AnyTaskDefinition>,
+): string | undefined {
+  const definition = definitions.get(task.kind);
+  if (!definition) return `no task definition registered for kind "${task.kind}"`;
+  if (task.version > definition.version)
+    return `stored at version ${task.version}, newer than the registered definition (version ${definition.version})`;
+  return undefined;
+}
+
+/**
+ * `abortTask`'s commit. Resolves false for a terminal task. Otherwise it
+ * marks `abortRequested`; a task whose code this process does not have
+ * (`missingCode`) and that owns no live task ends at once instead,
+ * `orphaned` with the reason, without running any of its code (a
+ * registered older definition's `onTerminal` still runs: it is the only
+ * cleanup there is). A `completing` task is only marked: it keeps its
+ * outcome.
+ */
+export async function abortIn(
+  tx: Transaction,
+  id: TaskId,
+  definitions: ReadonlyMap<string, AnyTaskDefinition>,
+  stamp: Stamp,
+): Promise<boolean> {
+  const task = await tx.task(id);
+  if (!task) throw new UnknownRecord(`abortTask: task ${id} does not exist`);
+  if (task.state.status === "terminal") return false;
+  if ((await orphanIn(tx, task, definitions, stamp)) === null && !task.abortRequested)
+    await tx.putTask({ ...task, abortRequested: true });
+  return true;
+}
+
+/**
+ * Ends a live task whose code this process does not have `orphaned` (with
+ * the reason), abort-marked, when it owns no live task; `null` (nothing
+ * written) otherwise. Pass an id to re-read the task (the scheduler's
+ * commit for an abort-marked one), or the record just read.
+ */
+export async function orphanIn(
+  tx: Transaction,
+  task: TaskRecord | TaskId,
+  definitions: ReadonlyMap<string, AnyTaskDefinition>,
+  stamp: Stamp,
+): Promise<TaskRecord | null> {
+  const record = typeof task === "number" ? await tx.task(task) : task;
+  if (!record || record.state.status === "terminal" || record.state.status === "completing")
+    return null;
+  if (typeof task === "number" && !record.abortRequested) return null;
+  const reason = missingCode(record, definitions);
+  if (reason === undefined || (await liveChildren(tx, record.id, 1)).length > 0) return null;
+  return writeFinish(
+    tx,
+    definitions.get(record.kind),
+    { ...record, abortRequested: true },
+    { kind: "orphaned", reason },
+    false,
+    stamp,
+  );
 }
 
 /** Whether a task's owned live tasks must be aborted: it is aborting, or it ended other than completed. */

@@ -1,0 +1,141 @@
+import { SessionFailed, TaskFaulted } from "../domain/errors.js";
+import type { TaskId } from "../domain/ids.js";
+import { jsonEqual, type Json } from "../domain/json.js";
+import type { TaskOutcome, TaskRecord } from "../domain/records.js";
+import type { AnyTaskDefinition } from "./define-task.js";
+import { errorInfo } from "./error-info.js";
+import { TaskRuntime, viewOf, type RuntimeHost } from "./runtime.js";
+import { finishRunningIn, parkIn, type Stamp } from "./transitions.js";
+
+/** One reserved task being run by a scheduler. */
+export interface Run {
+  controller: AbortController;
+  /** Abort was requested while this run held the task. */
+  abortSeen: boolean;
+  inAbortHandler: boolean;
+}
+
+/** What running a task needs from its scheduler. */
+export interface RunContext {
+  readonly host: RuntimeHost;
+  readonly stamp: Stamp;
+  /** The scheduler stops or failed: leave the task as stored. */
+  stopping(): boolean;
+  /** Abort is requested for the task, as far as stored commits tell. */
+  abortRequested(id: TaskId): boolean;
+  onError(error: unknown, id: TaskId): void;
+  /** Holds the task (reported blocked) after a commit ending it failed. */
+  hold(id: TaskId, reason: string): void;
+}
+
+function abortWanted(context: RunContext, run: Run, id: TaskId): boolean {
+  return run.abortSeen || context.abortRequested(id);
+}
+
+function fault(error: Error): TaskOutcome {
+  return { kind: "faulted", error: errorInfo(error) };
+}
+
+/** One reserved task: phases in turn until it waits, finishes, faults or is aborted. */
+export async function driveTask(
+  context: RunContext,
+  run: Run,
+  definition: AnyTaskDefinition,
+  reserved: TaskRecord,
+): Promise<void> {
+  const id = reserved.id;
+  let task = reserved;
+  for (;;) {
+    if (context.stopping()) return;
+    if (abortWanted(context, run, id)) return runAbort(context, run, definition, task);
+    const checkpoint = (task.state as { checkpoint: Json }).checkpoint as { phase?: unknown };
+    const name = typeof checkpoint?.phase === "string" ? checkpoint.phase : undefined;
+    const phase =
+      name !== undefined && Object.hasOwn(definition.phases, name)
+        ? definition.phases[name]
+        : undefined;
+    if (!phase) {
+      const error = new TaskFaulted(
+        `task ${id} ("${task.kind}"): checkpoint phase ${JSON.stringify(checkpoint?.phase)} is not one of its phases`,
+      );
+      return endTask(context, definition, id, fault(error));
+    }
+    const before = task.state;
+    const rt = new TaskRuntime(context.host, definition, task, run.controller.signal);
+    let thrown: { error: unknown } | undefined;
+    try {
+      // Types were erased at registration; the definition checked the checkpoint it receives.
+      await phase(viewOf<never, never>(task), rt as TaskRuntime<never, never>);
+    } catch (error) {
+      thrown = { error };
+    } finally {
+      rt.end();
+    }
+    if (context.stopping()) return;
+    task = rt.latest;
+    if (task.state.status !== "running") {
+      if (thrown) context.onError(thrown.error, id); // it finished first; the error has nowhere to go
+      return;
+    }
+    if (abortWanted(context, run, id)) continue;
+    if (thrown)
+      return endTask(context, definition, id, { kind: "faulted", error: errorInfo(thrown.error) });
+    if (jsonEqual(task.state, before)) {
+      const error = new TaskFaulted(
+        `task ${id} ("${task.kind}"): phase "${name}" returned without committing a new checkpoint or state`,
+      );
+      return endTask(context, definition, id, fault(error));
+    }
+  }
+}
+
+async function runAbort(
+  context: RunContext,
+  run: Run,
+  definition: AnyTaskDefinition,
+  task: TaskRecord,
+): Promise<void> {
+  const id = task.id;
+  const { session } = context.host;
+  if (context.host.hasLiveChildren(id)) {
+    // Owned work drains first; give the slot back meanwhile (the pump reserves it again).
+    await session.commit((tx) => parkIn(tx, id));
+    return;
+  }
+  run.inAbortHandler = true;
+  run.controller = new AbortController(); // the handler's signal aborts only when the scheduler stops
+  const rt = new TaskRuntime(context.host, definition, task, run.controller.signal);
+  let outcome: TaskOutcome;
+  try {
+    const reason = await definition.abort(
+      viewOf<never, never>(task),
+      rt as TaskRuntime<never, never>,
+    );
+    outcome = typeof reason === "string" ? { kind: "aborted", reason } : { kind: "aborted" };
+  } catch (error) {
+    outcome = { kind: "faulted", error: errorInfo(error) };
+  } finally {
+    rt.end();
+  }
+  if (context.stopping()) return;
+  if (rt.latest.state.status !== "running") return; // the handler finished the task itself
+  await endTask(context, definition, id, outcome);
+}
+
+/** The scheduler's own end of a task it runs (a fault, an abort outcome). */
+async function endTask(
+  context: RunContext,
+  definition: AnyTaskDefinition,
+  id: TaskId,
+  outcome: TaskOutcome,
+): Promise<void> {
+  const { session } = context.host;
+  try {
+    await session.commit((tx) => finishRunningIn(tx, id, definition, outcome, context.stamp));
+  } catch (error) {
+    if (error instanceof SessionFailed || session.failed) throw error;
+    const info = errorInfo(error);
+    context.hold(id, `ending the task failed: ${info.name}: ${info.message}`);
+    context.onError(error, id);
+  }
+}
