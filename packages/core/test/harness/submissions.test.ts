@@ -86,7 +86,7 @@ describe("Harness: submissions", () => {
       /type must be "input"/,
     );
     await expect(root.submit({ type: "input", content: 3 } as never)).rejects.toThrow(
-      /content must be a string/,
+      /submit: content: must be a string or an array of text and image parts/,
     );
     await expect(
       root.submit({ type: "input", content: "", whenBusy: "later" } as never),
