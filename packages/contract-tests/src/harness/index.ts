@@ -12,3 +12,4 @@ export {
   type OpenAiTestServerOptions,
   type ReceivedRequest,
 } from "./model-server/openai-server.js";
+export { scriptedModels, type HarnessModelFactory, type ModelScript } from "./scripts.js";
