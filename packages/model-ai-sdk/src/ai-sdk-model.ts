@@ -154,6 +154,7 @@ export class AiSdkModel implements Model {
     const onAbort = (): void => void reader.cancel(signal?.reason).catch(() => undefined);
     signal?.addEventListener("abort", onAbort, { once: true });
     const translator = new StreamTranslator();
+    const events: ModelEvent[] = [];
     let finished = false;
     try {
       for (;;) {
@@ -177,7 +178,9 @@ export class AiSdkModel implements Model {
           yield this.classify(part.error);
           return;
         }
-        for (const event of translator.push(part)) {
+        events.length = 0;
+        translator.push(part, events);
+        for (const event of events) {
           if (event.type === "error") {
             yield this.error(event);
             return;

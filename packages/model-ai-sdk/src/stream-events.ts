@@ -101,24 +101,34 @@ export class StreamTranslator {
   private readonly emitted = new Set<string>();
   private readonly providerExecuted = new Set<string>();
 
-  *push(part: LanguageModelV3StreamPart): Generator<ModelEvent> {
+  /**
+   * Appends the events `part` makes to `out` (none, one, or, at `finish`,
+   * the pending calls and the end). An array the caller reuses, not a
+   * generator per part: this runs once per streamed chunk.
+   */
+  push(part: LanguageModelV3StreamPart, out: ModelEvent[]): void {
     switch (part.type) {
       case "text-delta":
-        if (part.delta !== "") yield { type: "text", delta: part.delta };
+        if (part.delta !== "") out.push({ type: "text", delta: part.delta });
         return;
       case "reasoning-start":
       case "reasoning-end":
         if (part.providerMetadata)
-          yield { type: "reasoning", delta: "", id: part.id, ...metadata(part.providerMetadata) };
+          out.push({
+            type: "reasoning",
+            delta: "",
+            id: part.id,
+            ...metadata(part.providerMetadata),
+          });
         return;
       case "reasoning-delta":
         if (part.delta !== "" || part.providerMetadata)
-          yield {
+          out.push({
             type: "reasoning",
             delta: part.delta,
             id: part.id,
             ...metadata(part.providerMetadata),
-          };
+          });
         return;
       case "tool-input-start":
         if (part.providerExecuted) this.providerExecuted.add(part.id);
@@ -133,17 +143,17 @@ export class StreamTranslator {
         this.inputs.delete(part.toolCallId);
         if (part.providerExecuted || this.providerExecuted.has(part.toolCallId)) return;
         if (this.emitted.has(part.toolCallId)) return;
-        yield this.call(part.toolCallId, part.toolName, part.input, part.providerMetadata);
+        out.push(this.call(part.toolCallId, part.toolName, part.input, part.providerMetadata));
         return;
       }
       case "finish": {
         for (const [id, input] of this.inputs) {
           const call = this.call(id, input.name, input.text, undefined);
-          yield call;
+          out.push(call);
           if (call.type === "error") return;
         }
         this.inputs.clear();
-        yield finish(part.finishReason, part.usage);
+        out.push(finish(part.finishReason, part.usage));
         return;
       }
       default:
