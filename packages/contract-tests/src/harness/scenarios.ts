@@ -60,8 +60,10 @@ const runScenarios: readonly HarnessScenario[] = [
     async run(storage, _reopen, models) {
       const model = models({
         id: scriptId("follow-up"),
-        turns: [{ text: "first answer" }, { text: "second answer" }],
-        options: { chunkDelayMs: 1 },
+        // The first answer streams for about half a second, so the second input is still
+        // queued when the stored inbox is read, even on a slow backend on a busy machine.
+        turns: [{ text: `first answer ${"-".repeat(90)}` }, { text: "second answer" }],
+        options: { chunkSize: 1, chunkDelayMs: 5 },
       });
       const harness = await Harness.open(storage, { model });
       try {
