@@ -64,7 +64,7 @@ export class Conversation {
   ) {}
 
   /**
-   * Submits an input (DESIGN 7). Idle: placed at once (user entry +
+   * Submits an input. Idle: placed at once (user entry +
    * generation, one commit). Busy: queued in `durably.inbox` as a follow-up,
    * placed when the running answer settles; with `whenBusy: "reject"` it
    * throws `ConversationBusy` and stores nothing. With a `requestId`, a

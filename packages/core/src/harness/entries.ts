@@ -4,7 +4,7 @@ import type { AssistantMessage, ContentPart, ToolResultMessage } from "../domain
 import type { AppendEntryInput } from "../session/transaction.js";
 import type { ModelUsage } from "./model.js";
 
-/** Entry kinds the harness writes (DESIGN 7). */
+/** Entry kinds the harness writes. */
 export const USER_ENTRY = "durably.user";
 export const ASSISTANT_ENTRY = "durably.assistant";
 export const TOOL_RESULT_ENTRY = "durably.tool-result";

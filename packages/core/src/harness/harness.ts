@@ -75,7 +75,7 @@ function isSettled(record: SubmissionRecord): boolean {
 }
 
 /**
- * The harness (DESIGN 7): conversations, submissions, generation and tool
+ * The harness: conversations, submissions, generation and tool
  * tasks over one session. `open` opens the session and reconciles (a
  * harness task a dead process left `running` returns to `pending`);
  * `resume()` (or the first submit or wait) starts the scheduler, so

@@ -53,7 +53,7 @@ export interface Tool<Args extends JsonObject = JsonObject> extends Readonly<Too
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Defines a tool the model may call (DESIGN 7). Throws a `TypeError` naming the bad field. */
+/** Defines a tool the model may call. Throws a `TypeError` naming the bad field. */
 export function defineTool<Args extends JsonObject = JsonObject>(
   definition: ToolDefinition<Args>,
 ): Tool<Args> {
