@@ -1,5 +1,5 @@
 import { StorageCorrupted } from "@durably/core";
-import { ioFailure } from "./level-errors.js";
+import { ioError } from "./level-errors.js";
 import { checkLog } from "./leveldb/log.js";
 import { replayManifest, type ManifestState } from "./leveldb/manifest.js";
 import { checkTable } from "./leveldb/table.js";
@@ -74,7 +74,9 @@ export function inspectLevelDirectory(
     if (errno(error) === "ENOENT") return { create: true };
     // Not a directory, or unreadable: LevelDB opens nothing there either; let it say why.
     if (errno(error) === "ENOTDIR") return { create: false };
-    throw ioFailure(`${location}: cannot list the directory: ${(error as Error).message}`, error);
+    throw ioError(`${location}: cannot list the directory: ${(error as Error).message}`, error, {
+      file: location,
+    });
   }
   const names = entries.map((e) => e.name);
   if (!names.includes("CURRENT")) {
@@ -118,9 +120,10 @@ class Files {
       return this.fs.readFileSync(this.path(name));
     } catch (error) {
       if (errno(error) === "ENOENT") return undefined;
-      throw ioFailure(
+      throw ioError(
         `${this.path(name)}: cannot read the ${what}: ${(error as Error).message}`,
         error,
+        { file: this.path(name) },
       );
     }
   }

@@ -136,7 +136,7 @@ export class LevelStore implements KeyValueStore {
   }
 
   private openError(error: unknown): unknown {
-    const translated = translate(error, "open", this.place);
+    const translated = translate(error, "open", this.place, "open");
     if (translated !== error || this.create !== false) return translated;
     // Opened without createIfMissing because CURRENT was there; LevelDB found none after all.
     if (/does not exist/.test(messages(error)))
@@ -152,7 +152,7 @@ export class LevelStore implements KeyValueStore {
     try {
       return await this.db.get(key, UTF8);
     } catch (error) {
-      throw translate(error, "a read", { ...this.place, key });
+      throw translate(error, "a read", { ...this.place, key }, "read");
     }
   }
 
@@ -167,7 +167,7 @@ export class LevelStore implements KeyValueStore {
     try {
       iterator = this.db.iterator(iteratorOptions);
     } catch (error) {
-      throw translate(error, "a range read", place);
+      throw translate(error, "a range read", place, "read");
     }
     // Small first chunk (most reads are short pages), growing for long scans.
     let size = Math.min(options.limit ?? 32, 32);
@@ -177,7 +177,7 @@ export class LevelStore implements KeyValueStore {
         try {
           chunk = await iterator.nextv(size);
         } catch (error) {
-          throw translate(error, "a range read", place);
+          throw translate(error, "a range read", place, "read");
         }
         if (chunk.length === 0) return;
         for (const pair of chunk) yield pair;
@@ -192,7 +192,7 @@ export class LevelStore implements KeyValueStore {
     try {
       await this.db.batch(ops as KeyValueOp[], this.batchOptions);
     } catch (error) {
-      throw translate(error, `a write of ${ops.length} key(s)`, this.place);
+      throw translate(error, `a write of ${ops.length} key(s)`, this.place, "write");
     }
   }
 
@@ -200,7 +200,7 @@ export class LevelStore implements KeyValueStore {
     try {
       await this.db.close();
     } catch (error) {
-      throw translate(error, "close", this.place);
+      throw translate(error, "close", this.place, "close");
     }
   }
 }

@@ -120,7 +120,8 @@ export class StoreStorage implements Storage, Reader {
     this.link = counters.link;
     this.cache = new ValueCache(options.cacheSize ?? 10_000);
     this.kv = new CheckedStore(store, (error) => {
-      // The store said its I/O failed (levelStore raises StoragePoisoned): trust nothing until a reopen.
+      // The store said the outcome of its I/O is uncertain (levelStore: a failed write): trust nothing
+      // until a reopen. A failed read (StorageIOError) changed nothing, so the storage stays usable.
       if (error instanceof StoragePoisoned && this.state === "open") {
         this.state = "poisoned";
         this.poisonCause = error;

@@ -36,9 +36,12 @@ export const entryA = (i: number) => (2 + 2 * i) as EntryId;
 export async function writeCommits(
   location: string,
   n: number,
-  options: { compact?: boolean } = {},
+  options: { compact?: boolean; maxFileSize?: number } = {},
 ): Promise<void> {
-  const db = new ClassicLevel(location);
+  const db = new ClassicLevel(
+    location,
+    options.maxFileSize === undefined ? {} : { maxFileSize: options.maxFileSize },
+  );
   const storage = await StoreStorage.open(levelStore(db));
   const none = () => undefined;
   await storage.commit(
