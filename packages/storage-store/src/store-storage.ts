@@ -131,8 +131,8 @@ export class StoreStorage implements Storage, Reader {
 
   /**
    * Opens the store (if it has an `open`), reads the counters, verifies the
-   * commit chain written since the last verified open, and is ready. The
-   * storage owns the store from now on.
+   * commit chain written since the last verified open, tells the store
+   * (`confirmOpen`), and is ready. The storage owns the store from now on.
    */
   static async open(
     store: KeyValueStore,
@@ -141,6 +141,7 @@ export class StoreStorage implements Storage, Reader {
     try {
       await store.open?.();
       const { counters, formatWritten } = await readStoredState(store);
+      await store.confirmOpen?.();
       return new StoreStorage(store, counters, formatWritten, options);
     } catch (error) {
       await store.close().catch(() => undefined);

@@ -243,15 +243,27 @@ describe("levelStore on classic-level > LevelDB I/O errors (real syscall faults 
     });
   });
 
-  it("EIO from LevelDB while it opens the database (reading CURRENT) is StorageIOError naming the file, LEVEL_IO_ERROR attached", async () => {
+  it("EIO from LevelDB while it opens the database (its LOCK file) is StorageIOError naming the file, LEVEL_IO_ERROR attached", async () => {
+    requireStrace();
+    await withStore(5, async (location) => {
+      const lock = join(location, "LOCK");
+      const [outcome] = await underOpenFault(lock, ["read", location, "1"]);
+      expect(outcome?.name).toBe("StorageIOError");
+      expect(outcome?.causeCode).toBe("LEVEL_DATABASE_NOT_OPEN");
+      expect(outcome?.message).toMatch(
+        new RegExp(`^${location}: I/O error during open: IO error: ${lock}: Input/output error`),
+      );
+      expect((outcome?.location as { file?: string }).file).toBe(lock);
+    });
+  });
+
+  it("EIO reading CURRENT for the checks before open is StorageIOError naming it (the checks cannot run, so LevelDB does not open)", async () => {
     requireStrace();
     await withStore(5, async (location) => {
       const current = join(location, "CURRENT");
       const [outcome] = await underOpenFault(current, ["read", location, "1"]);
       expect(outcome?.name).toBe("StorageIOError");
-      expect(outcome?.message).toMatch(
-        new RegExp(`^${location}: I/O error during open: IO error: .*CURRENT`),
-      );
+      expect(outcome?.message).toContain(`${current}: cannot read the CURRENT file`);
       expect((outcome?.location as { file?: string }).file).toBe(current);
     });
   });
