@@ -3,7 +3,7 @@ import { DirectoryFiles } from "./directory-files.js";
 import { KEPT_FOLDER } from "./level-evidence.js";
 import { ioError } from "./level-errors.js";
 import { checkLiveLogs, readKeptLogs, type KeptLog, type LiveLog } from "./level-logs.js";
-import { checkLog } from "./leveldb/log.js";
+import { checkLog, joinFragments } from "./leveldb/log.js";
 import { replayManifest, type ManifestState } from "./leveldb/manifest.js";
 import { checkTable } from "./leveldb/table.js";
 import { errno, join, nodeFs, type DirEnt } from "./node-fs.js";
@@ -105,7 +105,7 @@ function readManifest(files: DirectoryFiles): ManifestState | undefined {
       { file },
     );
   try {
-    return replayManifest(read.contents);
+    return replayManifest(read.contents.map(joinFragments));
   } catch (error) {
     throw new StorageCorrupted(
       `${file}: ${(error as Error).message}; nothing was opened or changed`,
@@ -128,7 +128,7 @@ function checkTables(
     // A missing table: LevelDB refuses to open without it (and names it) before it replays anything.
     if (name === undefined) continue;
     const file = files.path(name);
-    const bytes = files.read(name, "table file");
+    const bytes = files.readTransient(name, "table file");
     if (bytes === undefined) continue;
     const problem =
       bytes.length !== size

@@ -1,7 +1,7 @@
 import { StorageCorrupted } from "@durably/core";
 import type { DirectoryFiles } from "./directory-files.js";
-import { readLogWrite, type LogWrite } from "./log-commits.js";
-import { checkLog } from "./leveldb/log.js";
+import { newestCounters, readLogWrite, type LogWrite } from "./log-commits.js";
+import { checkLog, joinFragments } from "./leveldb/log.js";
 import type { ManifestState } from "./leveldb/manifest.js";
 import { ioError } from "./level-errors.js";
 import { errno, type DirEnt } from "./node-fs.js";
@@ -45,8 +45,9 @@ function newestOf(writes: Iterable<LogWrite>): CommitPoint | undefined {
   return newest;
 }
 
-function* writesOf(contents: readonly Uint8Array[], file: string): Generator<LogWrite> {
-  for (let i = 0; i < contents.length; i++) yield readLogWrite(contents[i] as Uint8Array, file, i);
+function* writesOf(contents: readonly Uint8Array[][], file: string): Generator<LogWrite> {
+  for (let i = 0; i < contents.length; i++)
+    yield readLogWrite(joinFragments(contents[i] as Uint8Array[]), file, i);
 }
 
 /**
@@ -71,7 +72,7 @@ export function checkLiveLogs(
   let torn: { file: string; offset: number } | undefined;
   for (const name of names) {
     const file = files.path(name);
-    const bytes = files.read(name, "write-ahead log");
+    const bytes = files.readTransient(name, "write-ahead log");
     if (bytes === undefined) continue;
     const result = checkLog(bytes, true);
     if (torn !== undefined && result.records > 0)
@@ -94,8 +95,11 @@ export function checkLiveLogs(
     }
     if (result.tornAt !== undefined) torn = { file, offset: result.tornAt };
     const log: LiveLog = { name, file, records: result.records };
-    const newest = newestOf(writesOf(result.contents, file));
-    if (newest !== undefined) log.newest = newest;
+    // The newest commit is in the last write that holds counters: read from the end.
+    for (let i = result.contents.length - 1; i >= 0 && log.newest === undefined; i--) {
+      const counters = newestCounters(joinFragments(result.contents[i] as Uint8Array[]));
+      if (counters !== undefined) log.newest = counters;
+    }
     logs.push(log);
   }
   return logs;

@@ -46,7 +46,11 @@ async function served(db: RecoveringDatabase, location: string): Promise<CommitP
     throw translate(error, "a read", { location, key: K.counters }, "read");
   }
   if (raw === undefined) return { seq: 0, link: CHAIN_START };
-  const counters = decodeCounters(unframe(K.counters, String(raw)));
+  if (typeof raw !== "string")
+    throw new StorageCorrupted(`key ${K.counters}: the database returned no text`, {
+      key: K.counters,
+    });
+  const counters = decodeCounters(unframe(K.counters, raw));
   return { seq: counters.seq, link: counters.link };
 }
 

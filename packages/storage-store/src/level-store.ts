@@ -155,7 +155,7 @@ export class LevelStore implements KeyValueStore {
         ),
       (error: unknown) => {
         dropUnusedCopies(fs, location, made);
-        return Promise.reject(this.openError(error, found.create));
+        throw this.openError(error, found.create);
       },
     );
     return { opening, directory };

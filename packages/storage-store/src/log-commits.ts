@@ -66,6 +66,49 @@ export function readLogWrite(record: Uint8Array, file: string, index: number): L
   return write;
 }
 
+/**
+ * The counters of the last `m/counters` put in a write batch, if it has one
+ * that decodes: what the live logs are read for at every open, so the
+ * batch is walked in place, without building its operations. A batch that
+ * does not parse holds none (the log checks have already vouched for it).
+ */
+export function newestCounters(record: Uint8Array): { seq: number; link: string } | undefined {
+  if (record.length < 12) return undefined;
+  const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
+  const count = view.getUint32(8, true);
+  let pos = 12;
+  const varint = (): number => {
+    let result = 0;
+    for (let scale = 1; scale <= 2 ** 28; scale *= 128) {
+      if (pos >= record.length) return -1;
+      const b = record[pos++] as number;
+      result += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) return result;
+    }
+    return -1;
+  };
+  let value: Uint8Array | undefined;
+  for (let i = 0; i < count; i++) {
+    if (pos >= record.length) return undefined;
+    const tag = record[pos++];
+    const keyLength = varint();
+    if (keyLength < 0 || pos + keyLength > record.length) return undefined;
+    const isCounters = keyLength === COUNTERS.length && sameAt(record, pos, COUNTERS);
+    pos += keyLength;
+    if (tag !== 1) continue;
+    const valueLength = varint();
+    if (valueLength < 0 || pos + valueLength > record.length) return undefined;
+    if (isCounters) value = record.subarray(pos, pos + valueLength);
+    pos += valueLength;
+  }
+  return value === undefined ? undefined : readCounters(value);
+}
+
+function sameAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
+
 /*
  * Values that do not decode (a store of another format, or not Durably's)
  * say nothing about commits here: the open's own checks report them.

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSyn
 import { join } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { describe, expect, it } from "vitest";
-import { StorageCorrupted, StorageIOError } from "@durably/core";
+import { StorageCorrupted } from "@durably/core";
 import { StoreStorage, levelStore } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { killed, spawnTs, waitForLine } from "./child.js";
