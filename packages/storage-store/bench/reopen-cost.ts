@@ -50,8 +50,15 @@ async function build(location: string, megabytes: number): Promise<number> {
   const none = () => undefined;
   await storage.commit([[{ type: "conversation", value: { id: 1 } } as StorageWrite]], none);
   let id = 10;
-  const size = () =>
-    readdirSync(location).reduce((n, f) => n + statSync(join(location, f)).size, 0);
+  // LevelDB deletes files in the background while it compacts: a file gone since the listing counts 0.
+  const sizeOf = (file: string) => {
+    try {
+      return statSync(join(location, file)).size;
+    } catch {
+      return 0;
+    }
+  };
+  const size = () => readdirSync(location).reduce((n, f) => n + sizeOf(f), 0);
   while (size() < megabytes * 1e6)
     for (let k = 0; k < 50; k++)
       await storage.commit(

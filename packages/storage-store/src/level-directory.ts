@@ -26,6 +26,11 @@ import { errno, join, nodeFs, type DirEnt } from "./node-fs.js";
  *   LevelDB would create a new database there and delete the table and log
  *   files it does not know.
  *
+ * It also returns what the open needs next: the live logs with the newest
+ * commit each holds, and the copies of logs an earlier open kept aside
+ * (`level-evidence`), which `verifyReplay` checks the opened database
+ * against.
+ *
  * Runs only where `process.getBuiltinModule` gives `node:fs` (Node 20.16+,
  * 22.3+); elsewhere it returns `undefined` and the database opens as its own
  * options say.

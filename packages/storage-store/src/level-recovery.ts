@@ -94,7 +94,7 @@ export async function verifyReplay(
       `${skipped.file}: LevelDB opened the database without replaying this write-ahead log` +
         (reason === undefined ? "" : ` (its info log says: ${reason})`) +
         `: ${seqs(now.seq + 1, last)}, which the log held before the open, ${now.seq + 1 === last ? "is" : "are"} missing from what it serves (seq ${now.seq}). ` +
-        `A copy of the log is kept in ${join(location, KEPT_FOLDER)}; the next open writes ${now.seq + 1 === last ? "it" : "them"} again from it. Nothing else was changed.`,
+        `LevelDB has deleted the log; a copy is kept in ${join(location, KEPT_FOLDER)}, and the next open writes ${now.seq + 1 === last ? "that commit" : "those commits"} again from it.`,
       reason === undefined ? undefined : new Error(reason),
       { file: skipped.file, seq: now.seq + 1 },
     );
