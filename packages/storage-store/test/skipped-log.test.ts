@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { describe, expect, it } from "vitest";
@@ -10,6 +18,7 @@ import { killed, spawnTs, waitForLine } from "./child.js";
 import {
   A,
   appendCommits,
+  commitRange,
   entryA,
   openOnce,
   reopenAndRead,
@@ -156,6 +165,26 @@ describe("levelStore on classic-level > copies of the write-ahead logs kept duri
       await openOnce(location);
       expect(existsSync(join(location, KEPT))).toBe(false);
       expect(await reopenAndRead(location, 10)).toEqual({ prefix: 10 });
+    });
+  });
+
+  it("when LevelDB replayed only the first commits of a log, the next open writes the rest again from the kept copy, in order", async () => {
+    await inTemp(async (location) => {
+      await writeCommits(location, 20, { compact: true });
+      // One session writes commits 21..25 into one log; a snapshot of the log is taken after 22.
+      const storage = await StoreStorage.open(levelStore(new ClassicLevel(location)));
+      await commitRange(storage, 21, 22);
+      const log = newestLog(location);
+      const early = readFileSync(join(location, log));
+      await commitRange(storage, 23, 25);
+      await storage.close();
+      // The whole log kept aside, as an open keeps it; the live log cut back to commits 21 and 22,
+      // as if LevelDB had stopped reading it there.
+      mkdirSync(join(location, KEPT));
+      copyFileSync(join(location, log), join(location, KEPT, log));
+      writeFileSync(join(location, log), early);
+      expect(await reopenAndRead(location, 25)).toEqual({ prefix: 25 });
+      expect(existsSync(join(location, KEPT))).toBe(false);
     });
   });
 
