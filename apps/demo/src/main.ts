@@ -2,6 +2,7 @@
 import { CliError, parseCommand, USAGE } from "./cli.js";
 import { experimentCommand, inspectCommand } from "./commands.js";
 import { streamOutput } from "./render/output.js";
+import { serveCommand } from "./serve/serve-command.js";
 import { AGENT, FAULTS, runSteps, TOUR } from "./tour/tour.js";
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -21,6 +22,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return experimentCommand(out, command.backend, command.dir);
     case "inspect":
       return inspectCommand(out, command.path);
+    case "serve":
+      return serveCommand(out, command);
   }
 }
 

@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import type { StorageStatus } from "../src/serve/viewer-storage.ts";
+import {
+  body,
+  eventually,
+  openEvents,
+  startInProcess,
+  storageWithRun,
+  type InProcessViewer,
+} from "./support/viewer-fixture.ts";
+
+const APP = fileURLToPath(new URL("..", import.meta.url));
+
+/** Starts a process that owns the storage in `dir` and waits until it says so. */
+async function holder(backend: string, dir: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=@durably/source",
+      "--import",
+      "tsx",
+      "test/support/hold-storage.ts",
+      backend,
+      dir,
+    ],
+    { cwd: APP, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let err = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      if (chunk.includes("ready")) resolve();
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`the holder exited (${code}) before it was ready: ${err}`)),
+    );
+  });
+  return child;
+}
+
+/** Every file under `dir` with its bytes, as one digest: equal digests, nothing written. */
+async function digest(dir: string): Promise<string> {
+  const hash = createHash("sha256");
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  for (const entry of entries
+    .filter((e) => e.isFile())
+    .sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = join(entry.parentPath, entry.name);
+    hash.update(path).update(await readFile(path));
+  }
+  return hash.digest("hex");
+}
+
+let dir = "";
+let viewer: InProcessViewer | undefined;
+let held: ChildProcess | undefined;
+
+afterEach(async () => {
+  held?.kill("SIGKILL");
+  held = undefined;
+  await viewer?.close();
+  viewer = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const ADVICE = {
+  sqlite: "SQLite's exclusive lock lets no other connection read the file",
+  jsonl: "A JSONL storage has one owner at a time (its LOCK file)",
+  store: "LevelDB lets one process open a database at a time",
+};
+
+describe.each(["sqlite", "jsonl", "store"] as const)(
+  "a %s storage another process has open",
+  (backend) => {
+    it("says which process holds it, writes nothing, keeps serving, and opens it once the lock is free", async () => {
+      dir = await mkdtemp(join(tmpdir(), `durably-viewer-locked-${backend}-`));
+      const { target, conversationId } = await storageWithRun(backend, dir);
+      held = await holder(backend, dir);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the holder's own open settles
+      const before = await digest(dir);
+
+      viewer = await startInProcess(target, { retryMs: 100 });
+      const status = viewer.storage.status as Extract<StorageStatus, { state: "locked" }>;
+      expect(status.state).toBe("locked");
+      expect(status.holder?.pid).toBe(held.pid);
+      expect(status.holderText).toMatch(new RegExp(`^process ${held.pid} \\(node\\)`));
+      expect(status.advice).toContain(ADVICE[backend]);
+      expect(status.waiting).toBe(false);
+
+      const feed = await openEvents(viewer, "/api/events");
+      await feed.next((e) => e.event === "status" && (e.data as StorageStatus).state === "locked");
+      const list = await viewer.send("/api/conversations");
+      expect(list.status).toBe(503);
+      expect(body(list).error).toContain("the storage is not open (locked)");
+      expect((await viewer.send(`/api/conversations/${conversationId}`)).status).toBe(503);
+
+      const wait = await viewer.post("/api/storage/open", { wait: true });
+      expect(body(wait).status).toMatchObject({ state: "locked", waiting: true });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // several attempts, 100 ms apart
+      expect(viewer.storage.status.state).toBe("locked");
+      expect((await viewer.send("/api/status")).status).toBe(200);
+      expect(await digest(dir), "the locked storage's files are unchanged").toBe(before);
+
+      held.kill("SIGTERM");
+      await new Promise((resolve) => held?.once("exit", resolve));
+      held = undefined;
+      await feed.next((e) => e.event === "status" && (e.data as StorageStatus).state === "open");
+      await feed.next((e) => e.event === "conversations");
+      const shown = JSON.parse(
+        (await viewer.send(`/api/conversations/${conversationId}`)).body,
+      ) as {
+        items: unknown[];
+      };
+      expect(shown.items).toHaveLength(4);
+      feed.destroy();
+    });
+  },
+);
+
+describe("a storage whose lock holder cannot be waited out", () => {
+  it("stops waiting on request and says so", async () => {
+    dir = await mkdtemp(join(tmpdir(), "durably-viewer-locked-stop-"));
+    const { target } = await storageWithRun("sqlite", dir);
+    held = await holder("sqlite", dir);
+    viewer = await startInProcess(target, { retryMs: 50 });
+    await viewer.post("/api/storage/open", { wait: true });
+    const stopped = await viewer.post("/api/storage/stop-waiting");
+    expect(body(stopped).status).toMatchObject({ state: "locked", waiting: false });
+    await eventually(
+      () => (viewer?.storage.status.state === "locked" ? true : undefined),
+      "the status to stay locked",
+    );
+  });
+});
