@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StorageStatus } from "../src/serve/viewer-storage.ts";
 import {
@@ -14,35 +13,7 @@ import {
   storageWithRun,
   type InProcessViewer,
 } from "./support/viewer-fixture.ts";
-
-const APP = fileURLToPath(new URL("..", import.meta.url));
-
-/** Starts a process that owns the storage in `dir` and waits until it says so. */
-async function holder(backend: string, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=@durably/source",
-      "--import",
-      "tsx",
-      "test/support/hold-storage.ts",
-      backend,
-      dir,
-    ],
-    { cwd: APP, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let err = "";
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      if (chunk.includes("ready")) resolve();
-    });
-    child.once("exit", (code) =>
-      reject(new Error(`the holder exited (${code}) before it was ready: ${err}`)),
-    );
-  });
-  return child;
-}
+import { startHolder, stopHolder } from "./support/holder.ts";
 
 /** Every file under `dir` with its bytes, as one digest: equal digests, nothing written. */
 async function digest(dir: string): Promise<string> {
@@ -81,7 +52,7 @@ describe.each(["sqlite", "jsonl", "store"] as const)(
     it("says which process holds it, writes nothing, keeps serving, and opens it once the lock is free", async () => {
       dir = await mkdtemp(join(tmpdir(), `durably-viewer-locked-${backend}-`));
       const { target, conversationId } = await storageWithRun(backend, dir);
-      held = await holder(backend, dir);
+      held = await startHolder(backend, dir);
       await new Promise((resolve) => setTimeout(resolve, 300)); // the holder's own open settles
       const before = await digest(dir);
 
@@ -107,8 +78,7 @@ describe.each(["sqlite", "jsonl", "store"] as const)(
       expect((await viewer.send("/api/status")).status).toBe(200);
       expect(await digest(dir), "the locked storage's files are unchanged").toBe(before);
 
-      held.kill("SIGTERM");
-      await new Promise((resolve) => held?.once("exit", resolve));
+      await stopHolder(held);
       held = undefined;
       await feed.next((e) => e.event === "status" && (e.data as StorageStatus).state === "open");
       await feed.next((e) => e.event === "conversations");
@@ -127,7 +97,7 @@ describe("a storage whose lock holder cannot be waited out", () => {
   it("stops waiting on request and says so", async () => {
     dir = await mkdtemp(join(tmpdir(), "durably-viewer-locked-stop-"));
     const { target } = await storageWithRun("sqlite", dir);
-    held = await holder("sqlite", dir);
+    held = await startHolder("sqlite", dir);
     viewer = await startInProcess(target, { retryMs: 50 });
     await viewer.post("/api/storage/open", { wait: true });
     const stopped = await viewer.post("/api/storage/stop-waiting");

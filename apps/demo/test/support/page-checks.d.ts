@@ -1,0 +1,3 @@
+export function streamingPartial(answer: string): string | false;
+export function focusedElement(): { name: string; outline: string };
+export function lowContrastText(): string[];
