@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { StoragePanel } from "../src/serve/panel/section.ts";
 import type { StorageStatus } from "../src/serve/viewer-storage.ts";
 import {
   body,
@@ -39,6 +40,12 @@ afterEach(async () => {
   viewer = undefined;
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+const ENTRY_SECTION = {
+  sqlite: /^SELECT id, commit_seq, record FROM entries WHERE conversation_id = \d+ ORDER BY id$/,
+  jsonl: /^main\.jsonl: the commit markers that touch conversation \d+$/,
+  store: /^e\/0{10}\d{6}\/… \(entries, newest 40\)$/,
+};
 
 const ADVICE = {
   sqlite: "SQLite's exclusive lock lets no other connection read the file",
@@ -88,6 +95,16 @@ describe.each(["sqlite", "jsonl", "store"] as const)(
         items: unknown[];
       };
       expect(shown.items).toHaveLength(4);
+      // The panel shows what the backend stored behind those four entries.
+      const panel = body<StoragePanel>(
+        await viewer.send(`/api/conversations/${conversationId}/storage`),
+      );
+      const entries = panel.sections[backend === "store" ? 1 : 0];
+      expect(entries?.title).toMatch(ENTRY_SECTION[backend]);
+      const text = JSON.stringify(entries);
+      for (const kind of ["durably.user", "durably.assistant", "durably.tool-result"])
+        expect(text).toContain(`\\"kind\\":\\"${kind}\\"`);
+      if (entries?.type === "table") expect(entries.rows).toHaveLength(4);
       feed.destroy();
     });
   },
