@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { liveAgentRun } from "./agent/live-run.js";
 import { CliError, parseCommand, USAGE } from "./cli.js";
 import { experimentCommand, inspectCommand } from "./commands.js";
 import { streamOutput } from "./render/output.js";
@@ -18,6 +19,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return runSteps(out, FAULTS, { keep: command.keep });
     case "agent":
       return runSteps(out, AGENT, { keep: command.keep });
+    case "agent-live":
+      return liveAgentRun(out, (text) => process.stdout.write(text), command.options);
     case "experiment":
       return experimentCommand(out, command.backend, command.dir);
     case "inspect":

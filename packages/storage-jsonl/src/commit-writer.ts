@@ -137,7 +137,7 @@ async function settleAll(jobs: Promise<void>[]): Promise<void> {
 }
 
 /**
- * The publication protocol (DESIGN 4.3): (1) append every sidecar record,
+ * The publication protocol (the package README): (1) append every sidecar record,
  * (2) with fsync flush each touched sidecar (and the directory when a file
  * is new), (3) append all markers to main.jsonl in one write, (4) with
  * fsync flush it. Only then may the caller publish. A marker never reaches

@@ -14,7 +14,7 @@ export interface RangeOptions {
 }
 
 /**
- * The port `StoreStorage` runs on (README "The port"): an ordered, transactional
+ * The port `StoreStorage` runs on: an ordered, transactional
  * key-value store. Every key `StoreStorage` writes is ASCII, so string order
  * and byte order agree on every implementation.
  */

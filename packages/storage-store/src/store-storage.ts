@@ -78,7 +78,7 @@ const MAX = Number.MAX_SAFE_INTEGER;
 
 /**
  * The Storage contract on any ordered, transactional `KeyValueStore`
- * (README "How a commit is stored"). One `commit` call is one atomic
+ * (see the package README, "How a commit is stored"). One `commit` call is one atomic
  * `store.write`; every check that can refuse a batch runs before it, so a
  * refused batch never reaches the store. Counters live in memory and are
  * written inside each write, with the write's commit-chain marker. Every

@@ -18,8 +18,8 @@ function loopTimeoutMs(iterations: number): number {
 }
 
 /**
- * Registers the kill -9 scenarios for a persistent backend (DESIGN section
- * 5): a real child process commits through a Session and is SIGKILLed at
+ * Registers the kill -9 scenarios for a persistent backend:
+ * a real child process commits through a Session and is SIGKILLed at
  * seeded random moments; after each kill the storage is reopened and checked
  * (acknowledged commits present, none half present, a prefix survives, seqs
  * and ids only grow, the storage keeps working). Plus the cross-process

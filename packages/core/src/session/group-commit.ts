@@ -23,7 +23,7 @@ export interface GroupCommitStats {
 }
 
 /**
- * The flusher of DESIGN 2.1: whenever storage is idle, every queued batch
+ * The group-commit flusher: whenever storage is idle, every queued batch
  * goes out in ONE `storage.commit` call, each keeping its own seq. While a
  * call is in flight new batches queue up and leave together in the next.
  */

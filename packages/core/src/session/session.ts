@@ -52,7 +52,7 @@ export interface SessionOptions extends CallOptions {
 }
 
 export interface CommitOptions extends CallOptions {
-  /** "deferred": applied and published at once, stored later, coalesced (progress output; DESIGN 2.5). */
+  /** "deferred": applied and published at once, stored later, coalesced (progress output). */
   durability?: "deferred";
 }
 
@@ -106,9 +106,9 @@ function describe(error: unknown): string {
 }
 
 /**
- * The Session kernel (DESIGN section 2): the commit line, group commit,
+ * The Session kernel: the commit line, group commit,
  * read-your-writes across the pipeline, documents, watches, deferred
- * progress and the failure semantics of DESIGN 2.4.
+ * progress and the failure semantics (docs/architecture.md, section 7).
  */
 export class Session {
   /** The session clock (ms since the epoch). */

@@ -140,7 +140,7 @@ function recordOf(address: DocumentAddress, id: DocumentId, token: AnyDocToken):
 }
 
 /**
- * One commit callback's view of the session (DESIGN 2.2): table reads
+ * One commit callback's view of the session: table reads
  * (committed state plus prepared commits) until the first table write,
  * table writes, and document drafts. `seal()` turns it into one batch.
  */
@@ -736,7 +736,7 @@ export class Transaction {
 
   // ---- documents ----------------------------------------------------------
 
-  /** Get-or-create a document and return its draft (DESIGN 2.3). */
+  /** Get-or-create a document and return its draft. */
   doc<T extends DocValue, S extends DocScopeKind>(
     token: DocToken<T, S>,
     scopeId: ScopeIdOf<S>,
