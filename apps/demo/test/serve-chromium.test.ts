@@ -7,9 +7,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VIEWER_ANSWER } from "../src/serve/demo-agent.ts";
+import { VIEWER_ANSWER, VIEWER_FAILURE, VIEWER_REASONING } from "../src/serve/demo-agent.ts";
 import { launchChromium, type Chromium } from "./support/chromium.ts";
-import { focusedElement, lowContrastText, streamingPartial } from "./support/page-checks.js";
+import {
+  focusedElement,
+  lowContrastText,
+  streamingPartial,
+  streamingReasoning,
+} from "./support/page-checks.js";
 import { startHolder, stopHolder } from "./support/holder.ts";
 import { send, sqliteWithRun } from "./support/viewer-fixture.ts";
 import { startViewerProcess, type ViewerProcess } from "./support/viewer-process.ts";
@@ -79,17 +84,34 @@ describe("the viewer in headless Chromium", () => {
     await page.waitForURL(/\?c=\d+$/);
     conversationId = Number(new URL(page.url()).searchParams.get("c"));
 
+    // The reasoning streams first, in the live block.
+    await page.waitForFunction(streamingReasoning, VIEWER_REASONING);
+
     // The tool runs: its status and its output so far, marked as deferred progress.
     const card = page.locator(".tool-call", { hasText: "add" });
     await card.locator(".badge.status-running").waitFor();
     await card.locator(".deferred-label", { hasText: "deferred progress" }).waitFor();
     await card.locator(".output", { hasText: "checking the arguments" }).waitFor();
 
+    // The first try at the answer fails; the wait for the retry counts down.
+    const retry = page.locator("#live .retry");
+    await retry
+      .filter({ hasText: /^Retrying the model call: attempt 2 of 5, in [1-3] s\./ })
+      .waitFor();
+    await expect(retry.innerText()).resolves.toContain(
+      `The previous try failed: ${VIEWER_FAILURE} (rate_limited).`,
+    );
+    await expect(page.locator("#announcer").innerText()).resolves.toContain(
+      "The model call failed; retrying, attempt 2 of 5.",
+    );
+    expect(await page.evaluate(lowContrastText), "contrast while waiting to retry").toEqual([]);
+
     // The answer streams in the live block, announced politely, before it is an entry.
     // Far enough into the answer for the screenshot to show it streaming.
     const partial = await page.waitForFunction(streamingPartial, VIEWER_ANSWER);
     expect(VIEWER_ANSWER.startsWith(String(await partial.jsonValue()))).toBe(true);
     expect(await page.locator(".streaming-text").getAttribute("aria-live")).toBe("polite");
+    expect(await page.evaluate(lowContrastText), "contrast while streaming").toEqual([]);
     await expect(page.locator("#conversation-state").innerText()).resolves.toBe("running");
     const screenshot =
       process.env.UPDATE_VIEWER_SCREENSHOT === "1" ? README_SCREENSHOT : join(dir, "viewer.png");
@@ -102,7 +124,14 @@ describe("the viewer in headless Chromium", () => {
     await expect(page.locator("#conversation-state").innerText()).resolves.toBe("idle");
     await expect(card.locator(".badge").innerText()).resolves.toBe("done");
     await expect(card.locator(".result-text").innerText()).resolves.toBe("5");
+    await expect(retry.isHidden()).resolves.toBe(true);
     transcriptText = await transcript(page);
+    // The stored reasoning is folded away in the turn that had it; the keyboard opens it.
+    const reasoning = page.locator("#transcript details.reasoning");
+    await expect(reasoning.getAttribute("open")).resolves.toBeNull();
+    await reasoning.locator("summary").focus();
+    await page.keyboard.press("Enter");
+    await expect(reasoning.locator("p").innerText()).resolves.toBe(VIEWER_REASONING);
     panelText = await settledPanel(page);
     expect(panelText).toContain(`FROM entries WHERE conversation_id = ${conversationId}`);
     expect(errors).toEqual([]);

@@ -7,8 +7,7 @@ import { CliError } from "../src/cli.ts";
 import {
   VIEWER_QUESTION,
   VIEWER_REQUEST_ID,
-  viewerModel,
-  viewerTools,
+  viewerHarnessOptions,
 } from "../src/serve/demo-agent.ts";
 import type { StoragePanel } from "../src/serve/panel/section.ts";
 import { describeTarget } from "../src/serve/target.ts";
@@ -42,8 +41,7 @@ async function sessionWithRun(
   const harness = await Harness.open(
     await openPostgresStorage({ connectionString: url, session }),
     {
-      model: viewerModel(FAST),
-      tools: viewerTools(FAST),
+      ...viewerHarnessOptions(FAST),
     },
   );
   try {

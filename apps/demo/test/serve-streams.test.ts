@@ -8,8 +8,7 @@ import {
   VIEWER_ANSWER,
   VIEWER_QUESTION,
   VIEWER_REQUEST_ID,
-  viewerModel,
-  viewerTools,
+  viewerHarnessOptions,
 } from "../src/serve/demo-agent.ts";
 import type { ItemView, LiveView } from "../src/serve/view-model.ts";
 import {
@@ -34,7 +33,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const SLOW = { chunkDelayMs: 5, toolStepMs: 30 };
+const SLOW = { chunkDelayMs: 5, toolStepMs: 30, retryDelayMs: 50 };
 
 type Snapshot = { items: ItemView[]; live: LiveView };
 type Change = { items: ItemView[]; live?: LiveView };
@@ -63,9 +62,8 @@ async function interruptedRun(file: string, requestId?: string): Promise<Convers
     },
   };
   const harness = await Harness.open(await openSqliteStorage(file), {
-    model:
-      requestId === VIEWER_REQUEST_ID ? viewerModel({ chunkDelayMs: 20, toolStepMs: 0 }) : model,
-    tools: viewerTools({ chunkDelayMs: 0, toolStepMs: 0 }),
+    ...viewerHarnessOptions({ chunkDelayMs: 20, toolStepMs: 0, retryDelayMs: 1 }),
+    ...(requestId === VIEWER_REQUEST_ID ? {} : { model }),
   });
   const conversation = await harness.createConversation();
   await conversation.submit({

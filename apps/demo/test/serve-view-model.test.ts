@@ -9,10 +9,11 @@ import {
 import { MemoryStorage } from "@durably/storage-memory";
 import {
   VIEWER_ANSWER,
+  VIEWER_FAILURE,
   VIEWER_QUESTION,
+  VIEWER_REASONING,
   VIEWER_REQUEST_ID,
-  viewerModel,
-  viewerTools,
+  viewerHarnessOptions,
 } from "../src/serve/demo-agent.ts";
 import { itemView, liveView } from "../src/serve/view-model.ts";
 import {
@@ -25,11 +26,8 @@ import {
 
 /** Runs the viewer's scripted agent on memory and keeps every frame `conversation.watch` gave. */
 async function watchedRun(): Promise<{ frames: ConversationView[]; final: ConversationView }> {
-  const pacing = { chunkDelayMs: 1, toolStepMs: 5 };
-  const harness = await Harness.open(new MemoryStorage(), {
-    model: viewerModel(pacing),
-    tools: viewerTools(pacing),
-  });
+  const pacing = { chunkDelayMs: 1, toolStepMs: 5, retryDelayMs: 5 };
+  const harness = await Harness.open(new MemoryStorage(), viewerHarnessOptions(pacing));
   try {
     const conversation = await harness.createConversation();
     const frames: ConversationView[] = [];
@@ -63,11 +61,13 @@ describe("the viewer's view model, over a real harness run", () => {
       role: "assistant",
       stopReason: "toolUse",
       parts: [
+        { type: "reasoning", text: VIEWER_REASONING },
         { type: "text", text: "I will add the two numbers with the add tool. " },
         { type: "toolCall", id: "call_1_1", name: "add", arguments: '{"a":2,"b":3}' },
       ],
     });
     expect(items[1]?.usage?.outputTokens).toBeGreaterThan(0);
+    expect(items[1]?.usage?.reasoningTokens).toBeGreaterThan(0);
     expect(items[2]).toMatchObject({
       attempt: 1,
       messages: [
@@ -93,6 +93,26 @@ describe("the viewer's view model, over a real harness run", () => {
       .flatMap((frame) => liveView(frame).tools)
       .filter((slot) => slot.status === "running" && slot.output.includes("adding 2 + 3"));
     expect(running.length).toBeGreaterThan(0);
+  });
+
+  it("shows the reasoning as it streams, and a failed call waiting for its retry", async () => {
+    const { frames } = await watchedRun();
+    const lives = frames.map((frame) => liveView(frame));
+    const reasoning = lives
+      .map((live) => live.generation?.reasoning ?? "")
+      .filter((text) => text.length > 0);
+    expect(reasoning.some((text) => text.length < VIEWER_REASONING.length)).toBe(true);
+    expect(reasoning.every((text) => VIEWER_REASONING.startsWith(text))).toBe(true);
+    const waiting = lives.find((live) => live.retry !== undefined);
+    expect(waiting?.retry).toMatchObject({
+      attempt: 2,
+      maxAttempts: 5,
+      error: { message: VIEWER_FAILURE, code: "rate_limited", kind: "transient" },
+    });
+    expect(waiting?.generation, "the failed try's partial output is dropped").toBeNull();
+    const second = lives.find((live) => live.generation?.attempt === 2);
+    expect(second?.retry, "the retry is over once attempt 2 streams").toBeUndefined();
+    expect(VIEWER_ANSWER.startsWith(second?.generation?.text ?? "?")).toBe(true);
   });
 
   it("joins each tool call to its live slot while it runs and to its result once stored", async () => {

@@ -5,6 +5,11 @@ import {
   TOOL_TASK,
   type ConversationId,
   type Harness,
+  type HarnessOptions,
+  type Model,
+  type ModelEvent,
+  type ModelRequest,
+  type ModelStreamOptions,
   type TaskStatus,
   type Tool,
 } from "@durably/core";
@@ -12,12 +17,18 @@ import { scanAll } from "../scan.js";
 
 /**
  * The scripted agent the viewer can run, so there is something to watch:
- * a question, a call of `add` that streams a few lines of output, then an
- * answer, each streamed slowly enough to see. Its submissions carry this
- * request id, which is how the viewer tells its own runs from anyone else's.
+ * a question; reasoning, then a call of `add`, which streams a few lines of
+ * output; a first try at the answer that fails as a rate-limited provider
+ * would, waited out durably; then the answer. Each is streamed slowly
+ * enough to see. Its submissions carry this request id, which is how the
+ * viewer tells its own runs from anyone else's.
  */
 export const VIEWER_REQUEST_ID = "durably-viewer-demo";
 export const VIEWER_QUESTION = "What is 2 + 3? Use the add tool.";
+export const VIEWER_REASONING =
+  "The question asks for a sum, and the add tool computes sums, so I will call it with 2 and 3.";
+/** What the first try at the answer fails with (in every conversation, once per process). */
+export const VIEWER_FAILURE = "scripted: the model is busy (rate limited), try again shortly";
 export const VIEWER_ANSWER =
   "2 + 3 = 5. The add tool's result became a transcript entry in the commit that ended the call; this answer streamed as deferred progress first and became an entry when the turn ended.";
 
@@ -26,14 +37,46 @@ export interface DemoAgentPacing {
   chunkDelayMs: number;
   /** Pause between the lines the `add` tool streams. */
   toolStepMs: number;
+  /** How long the rate-limited first try at the answer asks to wait (its `retryAfterMs`). */
+  retryDelayMs: number;
 }
 
-export const DEFAULT_PACING: DemoAgentPacing = { chunkDelayMs: 40, toolStepMs: 400 };
+export const DEFAULT_PACING: DemoAgentPacing = {
+  chunkDelayMs: 40,
+  toolStepMs: 400,
+  retryDelayMs: 2500,
+};
 
-export function viewerModel(pacing: DemoAgentPacing): ScriptedModel {
-  return new ScriptedModel(
+/**
+ * ScriptedModel, except that the first request for the answer (turn 2) of
+ * each conversation fails with a retryable error. ScriptedModel's own
+ * `failures` count per model instance, so only the first conversation a
+ * process answers would show a retry; this shows one in every run.
+ */
+class FirstAnswerRateLimited implements Model {
+  readonly #failed = new Set<string>();
+
+  constructor(
+    private readonly inner: ScriptedModel,
+    private readonly failure: Extract<ModelEvent, { type: "error" }>,
+  ) {}
+
+  async *stream(request: ModelRequest, options?: ModelStreamOptions): AsyncGenerator<ModelEvent> {
+    const key = `${request.conversationId}:${this.inner.turnFor(request)}`;
+    if (this.inner.turnFor(request) === 1 && !this.#failed.has(key)) {
+      this.#failed.add(key);
+      yield this.failure;
+      return;
+    }
+    yield* this.inner.stream(request, options);
+  }
+}
+
+export function viewerModel(pacing: DemoAgentPacing): Model {
+  const script = new ScriptedModel(
     [
       {
+        reasoning: VIEWER_REASONING,
         text: "I will add the two numbers with the add tool. ",
         toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }],
       },
@@ -41,6 +84,29 @@ export function viewerModel(pacing: DemoAgentPacing): ScriptedModel {
     ],
     { chunkDelayMs: pacing.chunkDelayMs },
   );
+  return new FirstAnswerRateLimited(script, {
+    type: "error",
+    message: VIEWER_FAILURE,
+    code: "rate_limited",
+    retryable: true,
+    retryAfterMs: pacing.retryDelayMs,
+    kind: "transient",
+  });
+}
+
+/** What `Harness.open` gets for the viewer's agent: its model, its tool, room for its retry. */
+export function viewerHarnessOptions(pacing: DemoAgentPacing): HarnessOptions {
+  return {
+    model: viewerModel(pacing),
+    tools: viewerTools(pacing),
+    settings: {
+      retry: {
+        maxAttempts: 5,
+        initialDelayMs: pacing.retryDelayMs,
+        maxDelayMs: Math.max(pacing.retryDelayMs * 8, 1000),
+      },
+    },
+  };
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

@@ -28,7 +28,12 @@ export interface ItemView {
   conversationId: number;
   byTaskId?: number;
   messages: MessageView[];
-  usage?: { inputTokens: number; outputTokens: number };
+  usage?: {
+    inputTokens: number;
+    outputTokens: number;
+    cachedInputTokens?: number;
+    reasoningTokens?: number;
+  };
   /** Tool results: which run of the tool produced it (2 after a safe rerun). */
   attempt?: number;
   /** Tool results ended by something else than the tool: "interrupted", "aborted", "orphaned"... */
@@ -170,8 +175,13 @@ export function itemView(entry: EntryRecord): ItemView {
       if (isObject(usage)) {
         const inputTokens = num(usage.inputTokens);
         const outputTokens = num(usage.outputTokens);
-        if (inputTokens !== undefined && outputTokens !== undefined)
+        if (inputTokens !== undefined && outputTokens !== undefined) {
           item.usage = { inputTokens, outputTokens };
+          const cached = num(usage.cachedInputTokens);
+          const reasoning = num(usage.reasoningTokens);
+          if (cached !== undefined) item.usage.cachedInputTokens = cached;
+          if (reasoning !== undefined) item.usage.reasoningTokens = reasoning;
+        }
       }
       const attempt = num(data.attempt);
       if (attempt !== undefined) item.attempt = attempt;

@@ -3,8 +3,7 @@ import { CliError } from "../cli.js";
 import {
   DEFAULT_PACING,
   unfinishedRuns,
-  viewerModel,
-  viewerTools,
+  viewerHarnessOptions,
   type DemoAgentPacing,
 } from "./demo-agent.js";
 import { describeHolder, findLockHolder, type LockHolder } from "./lock-holder.js";
@@ -161,8 +160,7 @@ export class ViewerStorage {
     let harness: Harness;
     try {
       harness = await Harness.open(opened.storage, {
-        model: viewerModel(this.#pacing),
-        tools: viewerTools(this.#pacing),
+        ...viewerHarnessOptions(this.#pacing),
         onError: this.#onError,
       });
     } catch (error) {

@@ -14,6 +14,15 @@ export function streamingPartial(answer) {
     : false;
 }
 
+/** The reasoning the live block shows while it streams, once some of `reasoning` is there. */
+export function streamingReasoning(reasoning) {
+  const details = document.querySelector("#live details.reasoning");
+  const text = details?.querySelector("p")?.textContent ?? "";
+  return details?.open && !details.hidden && text.length > 0 && reasoning.startsWith(text)
+    ? text
+    : false;
+}
+
 /** The focused element's tag and first line of text, and its outline. */
 export function focusedElement() {
   const el = document.activeElement;

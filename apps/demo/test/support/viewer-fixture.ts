@@ -6,14 +6,13 @@ import { SQLITE_FILE } from "../../src/detect.ts";
 import {
   VIEWER_QUESTION,
   VIEWER_REQUEST_ID,
-  viewerModel,
-  viewerTools,
+  viewerHarnessOptions,
 } from "../../src/serve/demo-agent.ts";
 import { startViewerServer, type ViewerServer } from "../../src/serve/server.ts";
 import type { Target } from "../../src/serve/target.ts";
 import { ViewerStorage, type StorageStatus } from "../../src/serve/viewer-storage.ts";
 
-export const FAST = { chunkDelayMs: 0, toolStepMs: 0 };
+export const FAST = { chunkDelayMs: 0, toolStepMs: 0, retryDelayMs: 1 };
 
 /** A storage of `backend` in `dir` holding one finished run of the viewer's scripted agent. */
 export async function storageWithRun(
@@ -21,8 +20,7 @@ export async function storageWithRun(
   dir: string,
 ): Promise<{ target: Target; conversationId: ConversationId }> {
   const harness = await Harness.open(await BACKENDS[backend].open(dir), {
-    model: viewerModel(FAST),
-    tools: viewerTools(FAST),
+    ...viewerHarnessOptions(FAST),
   });
   try {
     const conversation = await harness.createConversation();

@@ -62,12 +62,22 @@ function render() {
   $("conversation-state").textContent = running ? "running" : "idle";
 }
 
-function announceFresh(items) {
-  for (const item of items) {
+let announcedRetry = "";
+
+/** What a change adds that a screen reader user should hear: stored turns, a retry starting. */
+function announceChange(change) {
+  const said = [];
+  for (const item of change.items ?? []) {
     const role = item.messages?.[0]?.role;
-    if (role === "assistant") announce(`Assistant turn stored as entry ${item.entryId}.`);
-    if (role === "toolResult") announce(`Tool result stored as entry ${item.entryId}.`);
+    if (role === "assistant") said.push(`Assistant turn stored as entry ${item.entryId}.`);
+    if (role === "toolResult") said.push(`Tool result stored as entry ${item.entryId}.`);
   }
+  const retry = state.live?.retry;
+  const key = retry ? `${retry.taskId}:${retry.attempt}` : "";
+  if (key !== "" && key !== announcedRetry)
+    said.push(`The model call failed; retrying, attempt ${retry.attempt} of ${retry.maxAttempts}.`);
+  announcedRetry = key;
+  if (said.length > 0) announce(said.join(" "));
 }
 
 function closeStream() {
@@ -108,7 +118,7 @@ async function openConversation(id) {
     const change = JSON.parse(event.data);
     state = applyChange(state, change);
     render();
-    announceFresh(change.items ?? []);
+    announceChange(change);
   });
   stream.addEventListener("storage", (event) => {
     renderPanel($("storage-summary"), $("storage-sections"), JSON.parse(event.data));

@@ -93,6 +93,16 @@ function assistantMessage(state, message, key) {
   return [parts, ended];
 }
 
+function usageText(usage) {
+  const details = [];
+  if (usage.cachedInputTokens) details.push(`${usage.cachedInputTokens} of the input cached`);
+  if (usage.reasoningTokens) details.push(`${usage.reasoningTokens} of the output reasoning`);
+  return (
+    `${usage.inputTokens} tokens in, ${usage.outputTokens} out` +
+    (details.length > 0 ? ` (${details.join(", ")})` : "")
+  );
+}
+
 const LABELS = { user: "User", assistant: "Assistant", toolResult: "Tool result" };
 
 function messageBody(state, item, message, i) {
@@ -131,13 +141,7 @@ function renderItem(state, item) {
         : null,
     ),
     (item.messages ?? []).map((message, i) => messageBody(state, item, message, i)),
-    item.usage
-      ? h(
-          "p",
-          { class: "usage" },
-          `${item.usage.inputTokens} tokens in, ${item.usage.outputTokens} out`,
-        )
-      : null,
+    item.usage ? h("p", { class: "usage" }, usageText(item.usage)) : null,
     item.data !== undefined ? h("pre", { class: "data", tabindex: "0" }, item.data) : null,
   );
 }
@@ -201,7 +205,12 @@ export class TranscriptView {
       retry: h("p", { class: "retry" }),
       generation: h("article", { class: "streaming", "aria-labelledby": "streaming-label" }),
       label: h("p", { class: "deferred-label", id: "streaming-label" }),
-      reasoning: h("details", { class: "reasoning" }, h("summary", {}, "Reasoning so far")),
+      // Open while it streams; a reader who closes it keeps it closed (the element stays).
+      reasoning: h(
+        "details",
+        { class: "reasoning", open: true },
+        h("summary", { "data-focus": "live-reasoning" }, "Reasoning so far"),
+      ),
       reasoningText: h("p", { class: "text" }),
       // Polite and additions-only: a screen reader reads the new words as they stream.
       text: h("p", {
@@ -225,12 +234,35 @@ export class TranscriptView {
     return parts;
   }
 
+  /** The retry line, with a countdown that ticks until the retry starts or goes away. */
+  #showRetry(retry) {
+    const element = this.parts.retry;
+    element.hidden = !retry;
+    clearInterval(this.retryTimer);
+    this.retryTimer = undefined;
+    if (!retry) return;
+    const show = () => {
+      const seconds = Math.max(0, Math.ceil((retry.retryAt - Date.now()) / 1000));
+      const error = retry.error ?? {};
+      element.textContent =
+        `Retrying the model call: attempt ${retry.attempt} of ${retry.maxAttempts}, ${seconds > 0 ? `in ${seconds} s` : "now"}.` +
+        (error.message
+          ? ` The previous try failed: ${error.message}${error.code ? ` (${error.code})` : ""}.`
+          : "");
+    };
+    show();
+    this.retryTimer = setInterval(show, 500);
+  }
+
   #renderLive(state, context) {
     const live = state.live;
     const queued = live?.queued ?? [];
     const busy = live && (live.run || live.generation || live.retry || queued.length > 0);
     this.live.hidden = !busy;
-    if (!busy) return;
+    if (!busy) {
+      if (this.parts) this.#showRetry(undefined);
+      return;
+    }
     const parts = this.#skeleton();
     parts.run.hidden = !live.run;
     if (live.run)
@@ -239,11 +271,7 @@ export class TranscriptView {
         (context.runsHere
           ? ""
           : " Nothing runs it here: another program started it, so this is its state as stored.");
-    parts.retry.hidden = !live.retry;
-    if (live.retry)
-      parts.retry.textContent =
-        `Retrying the model call: attempt ${live.retry.attempt} of ${live.retry.maxAttempts}, at ${new Date(live.retry.retryAt).toLocaleTimeString()}` +
-        (live.retry.error?.message ? ` (after: ${live.retry.error.message})` : "");
+    this.#showRetry(live.retry);
     const generation = live.generation;
     parts.generation.hidden = !generation;
     if (generation) {
