@@ -1,20 +1,29 @@
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
+import { systemTool } from "../../../../scripts/system-tools.mjs";
 
 /**
  * Chromium, found the way the repository's other browser test finds it:
- * `CHROMIUM_PATH`, else Debian's /usr/bin/chromium. Missing is a failure
- * that says how to install it, never a silent skip.
+ * `systemTool("chromium")` (what `npm test` installed or probed:
+ * `CHROMIUM_PATH`, else Debian's /usr/bin/chromium). Where there is none,
+ * the suites that need it are skipped, with a warning giving the reason
+ * and how to enable it.
  */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const installed = systemTool("chromium");
+export const CHROMIUM = installed.available ? installed.path : undefined;
+/** False where there is no Chromium: `describe.skipIf(!CHROMIUM_AVAILABLE)`. */
+export const CHROMIUM_AVAILABLE = installed.available;
+if (!installed.available)
+  console.warn(
+    `@durably/demo viewer in headless Chromium skipped: ${installed.reason}; ${installed.enable}`,
+  );
 
 export function requireChromium(): string {
-  if (!existsSync(CHROMIUM))
+  if (CHROMIUM === undefined)
     throw new Error(
-      `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+      installed.available ? "Chromium has no path" : `${installed.reason}; ${installed.enable}`,
     );
   return CHROMIUM;
 }
