@@ -110,6 +110,10 @@ describe("viewer access: where requests come from", () => {
       headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" },
     });
     expect(navigation.status).toBe(200);
+    const apiNavigation = await viewer.send("/api/conversations", {
+      headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" },
+    });
+    expect(apiNavigation.status).toBe(403);
   });
 
   it("refuses a Host header that does not name it (a DNS-rebinding page)", async () => {

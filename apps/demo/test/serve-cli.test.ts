@@ -121,6 +121,14 @@ describe("demo serve: serving", () => {
     });
   });
 
+  it("a port already in use is an error naming it; nothing is served", async () => {
+    viewer = await startViewerProcess([]);
+    const { code, stdout, stderr } = await runDemo(["serve", "--port", String(viewer.port)]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(`EADDRINUSE: address already in use 127.0.0.1:${viewer.port}`);
+  });
+
   it("without a path, serves a fresh memory storage", async () => {
     viewer = await startViewerProcess([]);
     expect(viewer.stdout()).toContain("Durably viewer: memory storage at this process's memory");

@@ -122,6 +122,24 @@ describe("the viewer's streams", () => {
     client.destroy();
   });
 
+  it("runs the scripted agent on a fresh memory storage too", async () => {
+    viewer = await startInProcess({ backend: "memory" });
+    const id = await run(viewer);
+    const done = await eventually(async () => {
+      const v = await view(viewer as InProcessViewer, id);
+      return v.live.run === null ? v : undefined;
+    }, "the run to finish");
+    expect(done.items).toHaveLength(4);
+    const panel = body<{ summary: string; sections: unknown[] }>(
+      await viewer.send(`/api/conversations/${id}/storage`),
+    );
+    expect(panel).toEqual({
+      summary:
+        "Memory storage: the records live in this process only; nothing is written anywhere, and stopping the server loses them.",
+      sections: [],
+    });
+  });
+
   it("a conversation id that does not exist is a 404 naming it and the storage; the server keeps serving", async () => {
     const { file, conversationId } = await sqliteWithRun(dir);
     viewer = await startInProcess({ backend: "sqlite", file });

@@ -70,15 +70,15 @@ export class Access {
 
   /**
    * Fetch metadata: a browser says where a request comes from. Another site
-   * (or another port of this one) may navigate to a page, nothing else.
+   * (or another port of this one) may navigate to the page, nothing else.
    * Clients that send no such header (curl, old browsers) are judged by the
    * token and, for POSTs, the Origin check alone.
    */
-  crossSiteRefused(request: IncomingMessage): boolean {
+  crossSiteRefused(request: IncomingMessage, page: boolean): boolean {
     const site = request.headers["sec-fetch-site"];
     if (site === undefined || site === "same-origin" || site === "none") return false;
     const navigation = request.method === "GET" && request.headers["sec-fetch-mode"] === "navigate";
-    return !navigation;
+    return !(navigation && page);
   }
 
   /** A state-changing request must name this server as its Origin. */

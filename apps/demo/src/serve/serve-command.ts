@@ -41,11 +41,17 @@ export async function serveCommand(out: Output, options: ServeOptions): Promise<
     await storage.close();
     return 1;
   }
-  const server = await startViewerServer(storage, {
-    ...(options.host !== undefined ? { host: options.host } : {}),
-    ...(options.port !== undefined ? { port: options.port } : {}),
-    log,
-  });
+  let server;
+  try {
+    server = await startViewerServer(storage, {
+      ...(options.host !== undefined ? { host: options.host } : {}),
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      log,
+    });
+  } catch (error) {
+    await storage.close(); // the port is taken, say: leave the storage as it was found
+    throw error;
+  }
   const { style } = out;
   out.line(style.bold(`Durably viewer: ${storage.info.title} storage at ${storage.info.location}`));
   if (status.state === "locked") {

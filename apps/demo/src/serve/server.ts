@@ -104,7 +104,7 @@ export async function startViewerServer(
         path,
         request,
       );
-    if (check.crossSiteRefused(request))
+    if (check.crossSiteRefused(request, isPage(path)))
       return refuse(
         response,
         403,

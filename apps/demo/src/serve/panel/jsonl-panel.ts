@@ -10,11 +10,6 @@ const SIDECARS = 8;
 
 type Line = { n: number; text: string };
 
-/** What one marker line of main.jsonl touches: conversations, and the documents and tasks it names. */
-interface Touches {
-  conversations: Set<number>;
-}
-
 interface MarkerWrite {
   type?: string;
   id?: number;
@@ -77,13 +72,14 @@ export function jsonlPanel(
     return found;
   }
 
-  async function touches(text: string): Promise<Touches> {
+  /** The conversations one marker line of main.jsonl touches (learning its documents and tasks). */
+  async function touches(text: string): Promise<Set<number>> {
     const conversations = new Set<number>();
     let parsed: { writes?: MarkerWrite[] };
     try {
       parsed = JSON.parse(text) as { writes?: MarkerWrite[] };
     } catch {
-      return { conversations }; // not for the panel to judge: the storage checked it at open
+      return conversations; // not for the panel to judge: the storage checked it at open
     }
     for (const w of parsed.writes ?? []) {
       switch (w.type) {
@@ -126,7 +122,7 @@ export function jsonlPanel(
         }
       }
     }
-    return { conversations };
+    return conversations;
   }
 
   async function catchUp(): Promise<void> {
@@ -147,7 +143,7 @@ export function jsonlPanel(
       offset += end + 1;
       for (const text of buffer.subarray(0, end).toString("utf8").split("\n")) {
         lineCount += 1;
-        for (const c of (await touches(text)).conversations) {
+        for (const c of await touches(text)) {
           let seen = byConversation.get(c);
           if (!seen) byConversation.set(c, (seen = { lines: [], count: 0 }));
           seen.count += 1;
