@@ -33,7 +33,15 @@ async function conversationIds(): Promise<number[]> {
 }
 
 describe("viewer access: the token", () => {
-  it("refuses a request without the token and says how to get in", async () => {
+  it("refuses a request without the token, says how to get in, and writes nothing", async () => {
+    viewer.resetCommits();
+    const post = await viewer.send("/api/agent/run", {
+      method: "POST",
+      headers: { cookie: null, origin: viewer.server.origin, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(post.status).toBe(401);
+    expect(viewer.commits()).toEqual([]);
     for (const path of ["/", "/static/app.js", "/api/status", "/api/conversations/1/events"]) {
       const response = await viewer.send(path, { headers: { cookie: null } });
       expect(response.status, path).toBe(401);
@@ -72,6 +80,7 @@ describe("viewer access: where requests come from", () => {
   it("refuses a POST from another origin, or with none, and writes nothing", async () => {
     const before = await conversationIds();
     viewer.resetCommits();
+    const logged = viewer.log.length;
     const attempts: [string, Record<string, string | null>][] = [
       ["another port of this host", { origin: "http://127.0.0.1:1" }],
       ["another site", { origin: "http://evil.example" }],
@@ -97,7 +106,7 @@ describe("viewer access: where requests come from", () => {
     expect(viewer.commits()).toEqual([]);
     expect(await conversationIds()).toEqual(before);
     expect(
-      viewer.log.filter((line) => line.startsWith("refused POST /api/agent/run")),
+      viewer.log.slice(logged).filter((line) => line.startsWith("refused POST /api/agent/run")),
     ).toHaveLength(4);
   });
 

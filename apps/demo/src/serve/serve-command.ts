@@ -32,6 +32,9 @@ function stopSignal(): Promise<NodeJS.Signals> {
  * as "locked" and opened from the page once free.
  */
 export async function serveCommand(out: Output, options: ServeOptions): Promise<number> {
+  // Listen for the stop signal before anything is printed: a signal sent as soon as the URL
+  // appears must stop the server cleanly, not kill the process with the storage open.
+  const stopped = stopSignal();
   const target = await resolveTarget(options.path);
   const log = (line: string): void => void process.stderr.write(`viewer: ${line}\n`);
   const storage = new ViewerStorage(target, { log });
@@ -69,7 +72,7 @@ export async function serveCommand(out: Output, options: ServeOptions): Promise<
   out.line(
     style.dim("The token in the URL is the key: keep it to yourself. Ctrl-C stops the server."),
   );
-  const signal = await stopSignal();
+  const signal = await stopped;
   out.line(`Stopping (${signal}): closing the storage…`);
   await server.close();
   try {
