@@ -16,7 +16,8 @@ export type Command =
   | { kind: "inspect"; path: string }
   | { kind: "faults"; keep: boolean }
   | { kind: "agent"; keep: boolean }
-  | { kind: "agent-live"; options: LiveAgentOptions };
+  | { kind: "agent-live"; options: LiveAgentOptions }
+  | { kind: "serve"; path: string | undefined; host: string | undefined; port: number | undefined };
 
 export const USAGE = `Usage: demo [command] [options]
 
@@ -44,6 +45,11 @@ Commands:
                                a key, if it needs one, in DURABLY_AGENT_API_KEY), or
                                --provider openai with OPENAI_API_KEY; kept in --dir (default
                                ./durably-agent): kill it and run the same command to resume
+  serve [<path>] [--port <n>] [--host <addr>]
+                               the live viewer: a local web page that lists the conversations
+                               of the storage at <path> (as inspect finds it, or
+                               postgres:<session_key> with DURABLY_PG_URL; none: memory) and
+                               shows one live; prints the URL (with its access token) to open
   help, --help, -h             this text
 
 Options:
@@ -184,11 +190,29 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       return { kind: "inspect", path };
     }
+    case "serve": {
+      const options = readOptions(rest, ["port", "host"], []);
+      const [path, extra] = options.positional;
+      if (extra !== undefined) {
+        throw new CliError(`serve takes at most one <path>, got also ${JSON.stringify(extra)}`);
+      }
+      const portText = options.values.get("port");
+      let port: number | undefined;
+      if (portText !== undefined) {
+        port = Number(portText);
+        if (!/^[0-9]+$/.test(portText) || port > 65535) {
+          throw new CliError(
+            `--port must be a port number from 0 to 65535, got ${JSON.stringify(portText)}`,
+          );
+        }
+      }
+      return { kind: "serve", path, host: options.values.get("host"), port };
+    }
     default:
       throw new CliError(
         first.startsWith("-")
           ? `unknown option ${first}`
-          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, agent, tour or help`,
+          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, agent, serve, tour or help`,
       );
   }
 }

@@ -3,6 +3,7 @@ import { liveAgentRun } from "./agent/live-run.js";
 import { CliError, parseCommand, USAGE } from "./cli.js";
 import { experimentCommand, inspectCommand } from "./commands.js";
 import { streamOutput } from "./render/output.js";
+import { serveCommand } from "./serve/serve-command.js";
 import { AGENT, FAULTS, runSteps, TOUR } from "./tour/tour.js";
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -24,6 +25,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return experimentCommand(out, command.backend, command.dir);
     case "inspect":
       return inspectCommand(out, command.path);
+    case "serve":
+      return serveCommand(out, command);
   }
 }
 
