@@ -61,19 +61,25 @@ export const Steps = defineTask({
   abort: () => "aborted on request",
 });
 
-/** Finishes at once: completed, or failed when its input says so. */
+/**
+ * Finishes at once: completed, or failed when its input says so. With
+ * `gate`, it first holds there until the scenario opens it (a child that is
+ * live for exactly as long as the scenario needs, whatever the machine's load).
+ */
 export const Leaf = defineTask({
   name: "conformance.leaf",
   version: 1,
-  initial: (input: { fail: boolean; holdMs?: number }) => ({
+  initial: (input: { fail: boolean; holdMs?: number; gate?: string }) => ({
     phase: "run",
     fail: input.fail,
     holdMs: input.holdMs ?? 0,
+    gate: input.gate ?? null,
   }),
   phases: {
     run: async (task, rt) => {
+      if (task.checkpoint.gate !== null) await holdAt(task.checkpoint.gate, rt.signal);
       // A negative hold makes rt.sleep throw: how the scenarios get a phase that throws.
-      if (task.checkpoint.holdMs !== 0) await rt.sleep(task.checkpoint.holdMs);
+      else if (task.checkpoint.holdMs !== 0) await rt.sleep(task.checkpoint.holdMs);
       await rt.commit(() =>
         task.checkpoint.fail
           ? {
@@ -90,15 +96,24 @@ export const Leaf = defineTask({
   abort: (task) => `leaf ${task.id} aborted`,
 });
 
-/** Spawns Leaf children, waits on them per its policy, then reports their outcome kinds. */
+/**
+ * Spawns Leaf children, waits on them per its policy, then reports their
+ * outcome kinds. The children that do not fail hold `holdMs`, or at `gate`.
+ */
 export const Fanout = defineTask({
   name: "conformance.fanout",
   version: 1,
-  initial: (input: { fails: boolean[]; policy: "allSettled" | "failFast"; holdMs?: number }) => ({
+  initial: (input: {
+    fails: boolean[];
+    policy: "allSettled" | "failFast";
+    holdMs?: number;
+    gate?: string;
+  }) => ({
     phase: "spawn",
     fails: input.fails,
     policy: input.policy,
     holdMs: input.holdMs ?? 0,
+    gate: input.gate ?? null,
     children: [] as TaskId[],
   }),
   phases: {
@@ -109,7 +124,13 @@ export const Fanout = defineTask({
           children.push(
             await tx.createTask(
               Leaf,
-              { fail, holdMs: fail ? 0 : task.checkpoint.holdMs },
+              fail
+                ? { fail }
+                : {
+                    fail,
+                    holdMs: task.checkpoint.holdMs,
+                    ...(task.checkpoint.gate === null ? {} : { gate: task.checkpoint.gate }),
+                  },
               { ownership: { kind: "task", taskId: task.id } },
             ),
           );

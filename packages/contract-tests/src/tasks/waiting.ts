@@ -41,20 +41,28 @@ export const waiting: TaskRuleGroup = {
       "failFast resumes on the first failure while other children still run",
       async ({ open, check }) => {
         const { session, scheduler } = await open();
+        // The slow child holds at a gate, not for a time: it is live until the fanout has resumed.
+        const gate = gateName("slow child");
         const id = await createTask(session, Fanout, {
           fails: [false, true],
           policy: "failFast",
-          holdMs: 100,
+          gate,
         });
-        await scheduler.waitForIdle();
-        const state = (await stored(session, id)).state;
+        const outcome = { kind: "completed", value: ["live", "failed"] };
+        await until(`fanout ${id} resumed and holds completing`, async () => {
+          return (await stored(session, id)).state.status === "completing";
+        });
         check.equal(
-          state,
-          {
-            status: "terminal",
-            outcome: { kind: "completed", value: ["live", "failed"] },
-          },
-          `fanout ${id} resumed before its slow child ended, then held completing until it did`,
+          (await stored(session, id)).state,
+          { status: "completing", outcome },
+          `fanout ${id} resumed on the failure while its slow child still ran, then held completing`,
+        );
+        openGate(gate);
+        await scheduler.waitForIdle();
+        check.equal(
+          (await stored(session, id)).state,
+          { status: "terminal", outcome },
+          `fanout ${id} ended with its held outcome once its slow child did`,
         );
         await scheduler.stop();
         await session.close();
