@@ -29,6 +29,7 @@ import {
 } from "../src/index.js";
 import {
   forgetsIdsOnReopen,
+  keepsFirstReplacementOfACall,
   persistentHandle,
   reopenable,
   simpleFactory,
@@ -174,6 +175,14 @@ describe("the storage suite against deliberately broken adapters", () => {
     expect(failedIn(outcomes, "persistence")).toContain(
       "ids are never reused and seqs keep increasing across reopen",
     );
+  });
+
+  it("fails the persistence rules for a storage that reopens with the first of a call's replacements", async () => {
+    const outcomes = await runSuite(reopenable(keepsFirstReplacementOfACall));
+    expect(failedIn(outcomes, "persistence")).toEqual([
+      "a task and a submission replaced twice in one commit call (one batch) reopen with the last value",
+      "a task and a submission replaced twice in one commit call (two batches) reopen with the last value",
+    ]);
   });
 
   for (const [what, make, rules] of variants)

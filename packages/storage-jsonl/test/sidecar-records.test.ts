@@ -7,6 +7,7 @@ import {
   type DocumentId,
   type EntryId,
   type TaskId,
+  type TaskRecord,
 } from "@durably/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
@@ -49,25 +50,21 @@ function asFormat1(line: string): string {
   return `${json.slice(0, -1)},"crc":${crc32(json)}}`;
 }
 
+// That reads before and after reopen give the last value is a persistence rule of the shared
+// storage suite (storage-conformance.test.ts); here, what the sidecar holds.
 describe("sidecar records > live task replacements", () => {
   for (const shape of ["one batch", "two batches"] as const)
-    it(`a task replaced twice in one commit call (${shape}) reopens with the last value`, async () => {
+    it(`a task replaced twice in one commit call (${shape}) appends one record per write to its sidecar`, async () => {
       const storage = await openJsonlStorage(dir.path);
       await commitAll(storage, [w.conversation(1), w.task(8, 1, running("first"))]);
-      if (shape === "one batch")
-        await commitAll(storage, [w.task(8, 1, running("second")), w.task(8, 1, running("third"))]);
-      else
-        await commitAll(
-          storage,
-          [w.task(8, 1, running("second"))],
-          [w.task(8, 1, running("third"))],
-        );
-      expect((await storage.task(8 as TaskId))?.state).toEqual(running("third"));
+      const [second, third] = [w.task(8, 1, running("second")), w.task(8, 1, running("third"))];
+      if (shape === "one batch") await commitAll(storage, [second, third]);
+      else await commitAll(storage, [second], [third]);
       await storage.close();
-      expect(lines("task-8.jsonl")).toHaveLength(3);
-      const reopened = await openJsonlStorage(dir.path);
-      expect((await reopened.task(8 as TaskId))?.state).toEqual(running("third"));
-      await reopened.close();
+      const records = lines("task-8.jsonl").map(
+        (line) => (JSON.parse(line) as { payload: { value: TaskRecord } }).payload.value.state,
+      );
+      expect(records).toEqual([running("first"), running("second"), running("third")]);
     });
 });
 

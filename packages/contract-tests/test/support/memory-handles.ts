@@ -1,4 +1,4 @@
-import { StorageClosed, type Storage } from "@durably/core";
+import { StorageClosed, type Batch, type Storage, type TaskRecord } from "@durably/core";
 // By path, not by package name: a devDependency on storage-memory (which runs
 // these suites) would make the workspace graph cyclic.
 import { MemoryStorage } from "../../../storage-memory/src/index.js";
@@ -62,4 +62,41 @@ export function simpleFactory(make: () => Storage): StorageFactory {
       await storage.close();
     }
   };
+}
+
+/**
+ * Stores only the first write of each task and submission of a commit call
+ * (as a log collapsed by call on open would keep the wrong one), while this
+ * handle serves the last written values from memory: right until reopen.
+ */
+export function keepsFirstReplacementOfACall(data: MemoryStorage): Storage {
+  const handle = persistentHandle(data);
+  const latest = new Map<string, unknown>();
+  return new Proxy(handle, {
+    get(target, property, receiver) {
+      if (property === "commit")
+        return async (batches: readonly Batch[], ...rest: [never, never?]) => {
+          const seen = new Set<string>();
+          const firstOnly = batches.map((batch) =>
+            batch.filter((write) => {
+              if (write.type !== "task" && write.type !== "submission") return true;
+              const key = `${write.type} ${write.value.id}`;
+              latest.set(key, structuredClone(write.value));
+              if (seen.has(key)) return false;
+              seen.add(key);
+              return true;
+            }),
+          );
+          return target.commit(firstOnly, ...rest);
+        };
+      if (property === "task" || property === "submission")
+        return async (id: number) => {
+          const kept = latest.get(`${property} ${id}`);
+          return kept === undefined
+            ? target[property](id as never)
+            : (structuredClone(kept) as TaskRecord);
+        };
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
 }
