@@ -131,7 +131,7 @@ describe("persistentStorageFactory", () => {
             get: (target, property, receiver) =>
               property === "close"
                 ? () => (events.push(`close ${n}`), target.close())
-                : Reflect.get(target, property, receiver),
+                : (Reflect.get(target, property, receiver) as unknown),
           }),
         );
       },

@@ -1,45 +1,23 @@
 import { crc32 } from "node:zlib";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import {
-  StorageCorrupted,
   StorageVersionError,
   type DocumentId,
   type EntryId,
   type TaskId,
   type TaskRecord,
 } from "@durably/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { encodeRecord, type RecordPayload } from "../src/line-format.js";
 import { matching } from "./support/matching.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
+import { directoryPerTest, openFails } from "./support/test-directory.js";
 
-let dir: { path: string; remove(): void };
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(() => dir.remove());
-
-const file = (name: string) => join(dir.path, name);
-const lines = (name: string) => readFileSync(file(name), "utf8").split("\n").slice(0, -1);
-const writeLines = (name: string, text: readonly string[]) =>
-  writeFileSync(file(name), text.map((l) => `${l}\n`).join(""));
+const dir = directoryPerTest();
+const { file, lines, writeLines } = dir;
 
 const running = (checkpoint: string) => ({ status: "running" as const, checkpoint });
-
-async function openFails(): Promise<StorageCorrupted> {
-  const error: unknown = await openJsonlStorage(dir.path).then(
-    async (s) => {
-      await s.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StorageCorrupted);
-  return error as StorageCorrupted;
-}
 
 /** A line as a format-1 writer wrote it: no `call`, its own checksum. */
 function asFormat1(line: string): string {
@@ -79,7 +57,7 @@ describe("sidecar records > confirmed records must be exactly what the markers l
     const payload = (JSON.parse(second) as { payload: RecordPayload }).payload;
     const unlisted = encodeRecord({ seq: 2, call: 2, ordinal: 5, payload }).trimEnd();
     writeLines("task-8.jsonl", [first, unlisted, second]);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "task-8.jsonl", line: 2 });
     expect(error.message).toMatch(
       /record \(seq 2, ordinal 5\) is not confirmed by any marker in main\.jsonl/,
@@ -96,7 +74,7 @@ describe("sidecar records > confirmed records must be exactly what the markers l
       content: { kind: "base", version: 1 },
     } as unknown as RecordPayload;
     writeLines("doc-4.jsonl", [encodeRecord({ seq: 1, call: 1, ordinal: 0, payload }).trimEnd()]);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 1 });
     expect(error.message).toMatch(/base content: missing field "value"/);
   });
@@ -106,7 +84,7 @@ describe("sidecar records > confirmed records must be exactly what the markers l
     await commitAll(storage, [w.conversation(1), w.createDoc(4, 1, { text: "a" })]);
     await storage.close();
     writeFileSync(file("doc-4.jsonl"), "");
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 1 });
     expect(error.message).toMatch(
       /record \(seq 1, ordinal 0\) confirmed by main\.jsonl line 1 is missing/,
@@ -121,7 +99,7 @@ describe("sidecar records > confirmed records must be exactly what the markers l
       .payload;
     const json = `{"format":3,"type":"record","seq":1,"call":1,"ordinal":0,"payload":${JSON.stringify(payload)}}`;
     writeLines("doc-4.jsonl", [`${json.slice(0, -1)},"crc":${crc32(json)}}`]);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 1 });
     expect(error.message).toMatch(/format 3 is not understood by this version/);
     expect(error.cause).toBeInstanceOf(StorageVersionError);

@@ -16,3 +16,4 @@ export type {
 } from "./types.js";
 export { CrashCheckFailed } from "./failure.js";
 export type { CrashRule } from "./failure.js";
+export { Prng } from "./prng.js";

@@ -14,7 +14,7 @@ export function jsonlFactory(
   return persistentStorageFactory(
     () => {
       const dir = tempDir();
-      return { open: () => openJsonlStorage(dir.path, { fsync }), remove: dir.remove };
+      return { open: () => openJsonlStorage(dir.path, { fsync }), remove: () => dir.remove() };
     },
     { reopenAfterEveryCommit },
   );
