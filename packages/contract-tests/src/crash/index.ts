@@ -17,3 +17,4 @@ export type {
 export { CrashCheckFailed } from "./failure.js";
 export type { CrashRule } from "./failure.js";
 export { Prng } from "./prng.js";
+export { straceSupport, type StraceSupport } from "./strace-support.js";
