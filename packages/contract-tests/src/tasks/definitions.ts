@@ -3,13 +3,9 @@ import {
   defineTask,
   ROOT_CONVERSATION_ID,
   type Json,
-  type Scheduler,
-  type Session,
   type TaskAbortHandler,
   type TaskCheckpoint,
   type TaskId,
-  type TaskToken,
-  type TaskRecord,
   type WaitPolicy,
 } from "@durably/core";
 import { holdAt } from "./gates.js";
@@ -293,66 +289,3 @@ export const Spawner = defineTask({
 });
 
 export const DEFINITIONS = [Steps, Leaf, Fanout, Held, Waiter, Awaiter, Spawner];
-
-export function createTask<I extends Json>(
-  session: Session,
-  definition: TaskToken<I>,
-  input: I,
-): Promise<TaskId> {
-  return session.commit((tx) =>
-    tx.createTask(definition, input, { ownership: { kind: "ownerless" }, conversationId: ROOT }),
-  );
-}
-
-export async function stored(session: Session, id: TaskId): Promise<TaskRecord> {
-  const task = await session.read.task(id);
-  if (!task) throw new Error(`task ${id} is not stored`);
-  return task;
-}
-
-export async function entryKinds(session: Session): Promise<string[]> {
-  const page = await session.read.scanEntries({ conversationId: ROOT, order: "ascending" }, 1000);
-  return page.items.map((e) => e.kind);
-}
-
-export async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-/** The owned tasks of `owner`, ascending. */
-export async function ownedBy(session: Session, owner: TaskId): Promise<TaskRecord[]> {
-  return (await session.read.scanTasks({ owner, order: "ascending" }, 100)).items;
-}
-
-/**
- * The task's terminal record, or a failure naming the task and how it was
- * left when `timeoutMs` passed (a task that never ends must fail the
- * scenario, not hang the suite).
- */
-export async function terminalWithin(
-  scheduler: Scheduler,
-  session: Session,
-  id: TaskId,
-  what: string,
-  timeoutMs = 5_000,
-): Promise<TaskRecord> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    return await scheduler.waitForTask(id, { signal });
-  } catch (error) {
-    if (!signal.aborted) throw error;
-    const task = await session.read.task(id);
-    throw new Error(
-      `${what}: task ${id} did not end within ${timeoutMs} ms; it is ${JSON.stringify(task?.state)} (abortRequested ${String(task?.abortRequested)})`,
-      { cause: error },
-    );
-  }
-}
