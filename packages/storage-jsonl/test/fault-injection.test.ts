@@ -7,6 +7,7 @@ import {
   caseLabel,
   commitAfterRecovery,
   faultCases,
+  fixtureBatch,
   fixtureState,
   reopenKeepsThatCommit,
   settled,
@@ -26,14 +27,7 @@ import { commitAll, w } from "./support/records.js";
  */
 
 const setup: Batch[] = [
-  [
-    w.conversation(1),
-    w.entry(10, 1, "first"),
-    w.createDoc(20, 1, { text: "a" }),
-    w.createDoc(21, 1, { text: "b" }),
-    w.createDoc(22, 1, { text: "r" }, "rewindable"),
-    w.task(30, 1, { status: "running", checkpoint: 1 }),
-  ],
+  fixtureBatch(),
   [w.setText(20, "a2"), w.setText(22, "r2"), w.task(30, 1, { status: "running", checkpoint: 2 })],
 ];
 

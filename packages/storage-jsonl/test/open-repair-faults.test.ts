@@ -7,6 +7,7 @@ import {
   caseLabel,
   commitAfterRecovery,
   faultCases,
+  fixtureBatch,
   fixtureState,
   reopenKeepsThatCommit,
   settled,
@@ -38,15 +39,7 @@ interface Evidence {
 
 async function buildTemplate(path: string): Promise<{ evidence: Evidence[] }> {
   const storage = await openJsonlStorage(path);
-  await commitAll(storage, [
-    w.conversation(1),
-    w.entry(10, 1, "first"),
-    w.createDoc(20, 1, { text: "a" }),
-    w.createDoc(21, 1, { text: "b" }),
-    w.createDoc(22, 1, { text: "r" }, "rewindable"),
-    w.task(30, 1, { status: "running", checkpoint: 1 }),
-    w.task(31, 1, { status: "running", checkpoint: 1 }),
-  ]);
+  await commitAll(storage, fixtureBatch(w.task(31, 1, { status: "running", checkpoint: 1 })));
   for (let i = 0; i < 4; i++) await commitAll(storage, [w.setText(20, `a${i}`)]);
   await storage.close();
   const file = (name: string) => join(path, name);

@@ -1,5 +1,13 @@
 import { cpSync } from "node:fs";
-import type { ConversationId, DocumentId, EntryId, Seq, Storage, TaskId } from "@durably/core";
+import type {
+  Batch,
+  ConversationId,
+  DocumentId,
+  EntryId,
+  Seq,
+  Storage,
+  TaskId,
+} from "@durably/core";
 import { afterAll } from "vitest";
 import { openJsonlStorage, type JsonlStorage } from "../../src/index.js";
 import type { FaultMode } from "./faulty-file-system.js";
@@ -80,6 +88,23 @@ export async function reopenKeepsThatCommit(
   if ((await again.entry(99 as EntryId)) === undefined)
     failures.push(`${label}: a commit after recovery was lost`);
   return again;
+}
+
+/**
+ * The first batch of the fixture both fault tests build on: conversation 1,
+ * entry 10, current-only documents 20 and 21, rewindable document 22, and
+ * running task 30 (and whatever `more` adds).
+ */
+export function fixtureBatch(...more: Batch): Batch {
+  return [
+    w.conversation(1),
+    w.entry(10, 1, "first"),
+    w.createDoc(20, 1, { text: "a" }),
+    w.createDoc(21, 1, { text: "b" }),
+    w.createDoc(22, 1, { text: "r" }, "rewindable"),
+    w.task(30, 1, { status: "running", checkpoint: 1 }),
+    ...more,
+  ];
 }
 
 /**
