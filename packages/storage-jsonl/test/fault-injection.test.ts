@@ -4,12 +4,12 @@ import { StoragePoisoned, type Batch, type Storage } from "@durably/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import {
-  caseLabel,
   commitAfterRecovery,
   faultCases,
   fixtureBatch,
   fixtureState,
   reopenKeepsThatCommit,
+  runFaultCases,
   settled,
   templateDirectory,
 } from "./support/fault-cases.js";
@@ -124,61 +124,51 @@ for (const fsync of [true, false]) {
       expect(operations.length).toBeGreaterThan(8);
       const appendMain = operations.indexOf("append main.jsonl");
       const cases = faultCases(operations);
-      const failures: string[] = [];
-      for (const fault of cases) {
-        const label = caseLabel(operations, fault);
-        const dir = fresh();
-        try {
-          const faulty = new FaultyFileSystem();
-          const storage = await openJsonlStorage(dir.path, { fsync, fs: faulty });
-          faulty.count(fault);
-          const outcome = await settled(storage.commit([batch0, batch1], () => undefined));
-          const barrier = await settled(storage.commit([], () => undefined));
-          faulty.stop();
-          await storage.close();
-          if (faulty.fired === undefined) failures.push(`${label}: the fault never fired`);
-          // Before the markers land, the call itself must fail; a reclamation fault poisons the next call.
-          const poisonedBy = fault.at <= appendMain ? outcome : barrier;
-          if (
-            !(poisonedBy instanceof StoragePoisoned) ||
-            !(poisonedBy.cause instanceof InjectedFault)
-          )
-            failures.push(
-              `${label}: expected StoragePoisoned caused by the fault, got ${poisonedBy instanceof Error ? String(poisonedBy) : `a resolved call: ${JSON.stringify(poisonedBy)}`}`,
-            );
-          if (!(barrier instanceof StoragePoisoned))
-            failures.push(`${label}: a later call was not rejected`);
+      const failures = await runFaultCases(operations, cases, fresh, async (fault, dir, fail) => {
+        const faulty = new FaultyFileSystem();
+        const storage = await openJsonlStorage(dir.path, { fsync, fs: faulty });
+        faulty.count(fault);
+        const outcome = await settled(storage.commit([batch0, batch1], () => undefined));
+        const barrier = await settled(storage.commit([], () => undefined));
+        faulty.stop();
+        await storage.close();
+        if (faulty.fired === undefined) fail("the fault never fired");
+        // Before the markers land, the call itself must fail; a reclamation fault poisons the next call.
+        const poisonedBy = fault.at <= appendMain ? outcome : barrier;
+        if (
+          !(poisonedBy instanceof StoragePoisoned) ||
+          !(poisonedBy.cause instanceof InjectedFault)
+        )
+          fail(
+            `expected StoragePoisoned caused by the fault, got ${poisonedBy instanceof Error ? String(poisonedBy) : `a resolved call: ${JSON.stringify(poisonedBy)}`}`,
+          );
+        if (!(barrier instanceof StoragePoisoned)) fail("a later call was not rejected");
 
-          const landed =
-            fault.at > appendMain || (fault.at === appendMain && fault.mode === "after")
-              ? 2
-              : fault.at === appendMain && fault.mode === "half" && firstMarkerFitsHalf
-                ? 1
-                : 0;
-          const reopened = await openJsonlStorage(dir.path, { fsync });
-          const seen = await snapshot(reopened);
-          try {
-            expect(seen).toEqual(states[landed]);
-          } catch {
-            failures.push(
-              `${label}: reopened to ${JSON.stringify(seen)}, expected ${JSON.stringify(states[landed])}`,
-            );
-          }
-          // Recovery finished what the fault interrupted: no unconfirmed or obsolete file is left.
-          const files = readdirSync(dir.path);
-          if (files.some((f) => f.endsWith(".tmp")))
-            failures.push(`${label}: a temp file survived reopen: ${files.join(", ")}`);
-          if (landed === 2 && (files.includes("doc-21.jsonl") || files.includes("task-30.jsonl")))
-            failures.push(`${label}: obsolete sidecars survived reopen: ${files.join(", ")}`);
-          if (landed === 0 && files.includes("doc-23.jsonl"))
-            failures.push(`${label}: an unconfirmed sidecar survived reopen`);
-          // And it keeps working.
-          await commitAfterRecovery(reopened);
-          await (await reopenKeepsThatCommit(dir.path, label, failures)).close();
-        } finally {
-          dir.remove();
+        const landed =
+          fault.at > appendMain || (fault.at === appendMain && fault.mode === "after")
+            ? 2
+            : fault.at === appendMain && fault.mode === "half" && firstMarkerFitsHalf
+              ? 1
+              : 0;
+        const reopened = await openJsonlStorage(dir.path, { fsync });
+        const seen = await snapshot(reopened);
+        try {
+          expect(seen).toEqual(states[landed]);
+        } catch {
+          fail(`reopened to ${JSON.stringify(seen)}, expected ${JSON.stringify(states[landed])}`);
         }
-      }
+        // Recovery finished what the fault interrupted: no unconfirmed or obsolete file is left.
+        const files = readdirSync(dir.path);
+        if (files.some((f) => f.endsWith(".tmp")))
+          fail(`a temp file survived reopen: ${files.join(", ")}`);
+        if (landed === 2 && (files.includes("doc-21.jsonl") || files.includes("task-30.jsonl")))
+          fail(`obsolete sidecars survived reopen: ${files.join(", ")}`);
+        if (landed === 0 && files.includes("doc-23.jsonl"))
+          fail("an unconfirmed sidecar survived reopen");
+        // And it keeps working.
+        await commitAfterRecovery(reopened);
+        await (await reopenKeepsThatCommit(dir.path, fail)).close();
+      });
       console.info(
         `${fsync ? "fsync" : "no fsync"}: ${cases.length} fault cases over ${operations.length} operations: ${operations.join(", ")}; first marker fits half: ${firstMarkerFitsHalf}`,
       );

@@ -4,12 +4,12 @@ import { StoragePoisoned, type EntryId, type Storage } from "@durably/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import {
-  caseLabel,
   commitAfterRecovery,
   faultCases,
   fixtureBatch,
   fixtureState,
   reopenKeepsThatCommit,
+  runFaultCases,
   settled,
   templateDirectory,
 } from "./support/fault-cases.js";
@@ -180,52 +180,41 @@ for (const fsync of [false, true]) {
     it("every file operation of open failing before, after or half way leaves the confirmed state and every cut byte, and a later open repairs", async () => {
       // A read that fails after reading changed nothing either: "before" covers it.
       const cases = faultCases(operations, /^(read|list|mkdir) /);
-      const failures: string[] = [];
-      for (const fault of cases) {
-        const label = caseLabel(operations, fault);
-        const dir = fresh();
-        try {
-          const faulty = new FaultyFileSystem();
-          faulty.count(fault);
-          const outcome = await settled(openJsonlStorage(dir.path, { fsync, fs: faulty }));
-          faulty.stop();
-          if (faulty.fired === undefined) failures.push(`${label}: the fault never fired`);
-          if (outcome instanceof Error) {
-            const cause = outcome instanceof StoragePoisoned ? outcome.cause : outcome;
-            if (!(cause instanceof InjectedFault))
-              failures.push(`${label}: open failed with ${String(outcome)}, not the fault`);
-          } else {
-            // Open may carry on past a fault only if what it shows is the confirmed state.
-            const seen = await confirmedState(outcome as Storage);
-            if (JSON.stringify(seen) !== JSON.stringify(expected))
-              failures.push(`${label}: open resolved with ${JSON.stringify(seen)}`);
-            await (outcome as Storage).close().catch(() => undefined);
-          }
-          const lost = evidenceKept(dir.path, evidence);
-          if (lost.length > 0) failures.push(`${label}: lost after the fault: ${lost.join(", ")}`);
-          // The lock was released, and the next open repairs.
-          const reopened = await openJsonlStorage(dir.path, { fsync });
-          const seen = await confirmedState(reopened);
+      const failures = await runFaultCases(operations, cases, fresh, async (fault, dir, fail) => {
+        const faulty = new FaultyFileSystem();
+        faulty.count(fault);
+        const outcome = await settled(openJsonlStorage(dir.path, { fsync, fs: faulty }));
+        faulty.stop();
+        if (faulty.fired === undefined) fail("the fault never fired");
+        if (outcome instanceof Error) {
+          const cause = outcome instanceof StoragePoisoned ? outcome.cause : outcome;
+          if (!(cause instanceof InjectedFault))
+            fail(`open failed with ${String(outcome)}, not the fault`);
+        } else {
+          // Open may carry on past a fault only if what it shows is the confirmed state.
+          const seen = await confirmedState(outcome as Storage);
           if (JSON.stringify(seen) !== JSON.stringify(expected))
-            failures.push(`${label}: reopened to ${JSON.stringify(seen)}`);
-          await commitAfterRecovery(reopened);
-          const lostAfter = evidenceKept(dir.path, evidence);
-          if (lostAfter.length > 0)
-            failures.push(`${label}: lost after reopen: ${lostAfter.join(", ")}`);
-          const files = readdirSync(dir.path);
-          for (const gone of ["doc-21.jsonl", "task-31.jsonl", "doc-23.jsonl", "doc-20.jsonl.tmp"])
-            if (files.includes(gone))
-              failures.push(`${label}: ${gone} is still in place after reopen`);
-          const again = await reopenKeepsThatCommit(dir.path, label, failures);
-          if (again.recovery.truncated.length + again.recovery.setAside.length > 0)
-            failures.push(
-              `${label}: a third open still repaired: ${JSON.stringify(again.recovery)}`,
-            );
-          await again.close();
-        } finally {
-          dir.remove();
+            fail(`open resolved with ${JSON.stringify(seen)}`);
+          await (outcome as Storage).close().catch(() => undefined);
         }
-      }
+        const lost = evidenceKept(dir.path, evidence);
+        if (lost.length > 0) fail(`lost after the fault: ${lost.join(", ")}`);
+        // The lock was released, and the next open repairs.
+        const reopened = await openJsonlStorage(dir.path, { fsync });
+        const seen = await confirmedState(reopened);
+        if (JSON.stringify(seen) !== JSON.stringify(expected))
+          fail(`reopened to ${JSON.stringify(seen)}`);
+        await commitAfterRecovery(reopened);
+        const lostAfter = evidenceKept(dir.path, evidence);
+        if (lostAfter.length > 0) fail(`lost after reopen: ${lostAfter.join(", ")}`);
+        const files = readdirSync(dir.path);
+        for (const gone of ["doc-21.jsonl", "task-31.jsonl", "doc-23.jsonl", "doc-20.jsonl.tmp"])
+          if (files.includes(gone)) fail(`${gone} is still in place after reopen`);
+        const again = await reopenKeepsThatCommit(dir.path, fail);
+        if (again.recovery.truncated.length + again.recovery.setAside.length > 0)
+          fail(`a third open still repaired: ${JSON.stringify(again.recovery)}`);
+        await again.close();
+      });
       console.info(
         `${fsync ? "fsync" : "no fsync"}: ${cases.length} fault cases over ${operations.length} operations of open: ${operations.join(", ")}`,
       );

@@ -36,9 +36,29 @@ export function faultCases(operations: readonly string[], beforeOnly?: RegExp): 
   return cases;
 }
 
-/** `operations[at] #at fails mode`: how a failure names its case. */
-export function caseLabel(operations: readonly string[], fault: FaultCase): string {
-  return `${operations[fault.at]} #${fault.at} fails ${fault.mode}`;
+/**
+ * Runs `run` once per fault case, each in a fresh directory (removed after).
+ * `fail(what)` records a failure prefixed with its case (`append main.jsonl
+ * #7 fails half: ...`); returns them all, so one test reports every broken
+ * case at once instead of stopping at the first.
+ */
+export async function runFaultCases(
+  operations: readonly string[],
+  cases: readonly FaultCase[],
+  fresh: () => { path: string; remove(): void },
+  run: (fault: FaultCase, dir: { path: string }, fail: (what: string) => void) => Promise<void>,
+): Promise<string[]> {
+  const failures: string[] = [];
+  for (const fault of cases) {
+    const label = `${operations[fault.at]} #${fault.at} fails ${fault.mode}`;
+    const dir = fresh();
+    try {
+      await run(fault, dir, (what) => failures.push(`${label}: ${what}`));
+    } finally {
+      dir.remove();
+    }
+  }
+  return failures;
 }
 
 /**
@@ -75,18 +95,13 @@ export async function commitAfterRecovery(recovered: Storage): Promise<void> {
   await recovered.close();
 }
 
-/**
- * Opens `path` again and checks the commit after recovery is there (else
- * pushes a failure naming `label`). Returns the instance, open.
- */
+/** Opens `path` again and checks the commit after recovery is there (else `fail`s). Returns the instance, open. */
 export async function reopenKeepsThatCommit(
   path: string,
-  label: string,
-  failures: string[],
+  fail: (what: string) => void,
 ): Promise<JsonlStorage> {
   const again = await openJsonlStorage(path);
-  if ((await again.entry(99 as EntryId)) === undefined)
-    failures.push(`${label}: a commit after recovery was lost`);
+  if ((await again.entry(99 as EntryId)) === undefined) fail("a commit after recovery was lost");
   return again;
 }
 
