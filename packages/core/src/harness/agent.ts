@@ -1,12 +1,7 @@
 import type { ErrorInfo } from "../domain/records.js";
 import { copyJson, type JsonObject } from "../domain/json.js";
 import { defineDoc } from "../session/tokens.js";
-import {
-  assembleInstructions,
-  layerInstructions,
-  type InstructionSection,
-  type Instructions,
-} from "./instructions.js";
+import { assembleInstructions, layerInstructions, type Instructions } from "./instructions.js";
 import type { ModelSettings } from "./model.js";
 import { DEFAULT_MODEL, type RegisteredModel } from "./models.js";
 import type { Tool } from "./tool.js";
@@ -76,7 +71,9 @@ export function checkAgentConfig(
   const c = input as Record<string, unknown>;
   for (const key of Object.keys(c))
     if (!CONFIG_FIELDS.includes(key))
-      throw new TypeError(`configure: ${key} is not a configuration field (${CONFIG_FIELDS.join(", ")})`);
+      throw new TypeError(
+        `configure: ${key} is not a configuration field (${CONFIG_FIELDS.join(", ")})`,
+      );
   const out: AgentChange = {};
   if (c.model !== undefined) {
     if (c.model !== null && (typeof c.model !== "string" || !registry.models.has(c.model)))
@@ -88,7 +85,8 @@ export function checkAgentConfig(
   if (c.tools !== undefined) {
     if (c.tools === null) out.tools = null;
     else {
-      if (!Array.isArray(c.tools)) throw new TypeError("configure: tools must be an array of tool names");
+      if (!Array.isArray(c.tools))
+        throw new TypeError("configure: tools must be an array of tool names");
       const seen = new Set<string>();
       (c.tools as unknown[]).forEach((name, i) => {
         if (typeof name !== "string" || !registry.tools.has(name))
@@ -182,9 +180,7 @@ export function resolveAgent(
     "instructions",
   );
   const settings =
-    agent.settings === undefined
-      ? defaults.settings
-      : ({ ...defaults.settings, ...agent.settings } as ModelSettings);
+    agent.settings === undefined ? defaults.settings : { ...defaults.settings, ...agent.settings };
   return {
     model,
     tools,

@@ -11,7 +11,11 @@ export interface CompactionSettings {
   keepLastTurns?: number;
 }
 
-export const DEFAULT_COMPACTION: CompactionPolicy = { auto: true, threshold: 0.8, keepLastTurns: 2 };
+export const DEFAULT_COMPACTION: CompactionPolicy = {
+  auto: true,
+  threshold: 0.8,
+  keepLastTurns: 2,
+};
 
 /** Checks a `keepLastTurns`: at least one turn stays (the summary needs something to lead into). */
 export function checkKeepLastTurns(value: unknown, where: string): number {
@@ -34,7 +38,7 @@ export function compactionPolicy(settings: unknown): CompactionPolicy {
   if (s.auto !== undefined && typeof s.auto !== "boolean")
     throw new TypeError("settings.compaction.auto: must be true or false");
   return {
-    auto: (s.auto as boolean | undefined) ?? DEFAULT_COMPACTION.auto,
+    auto: s.auto ?? DEFAULT_COMPACTION.auto,
     threshold:
       s.threshold === undefined
         ? DEFAULT_COMPACTION.threshold

@@ -52,7 +52,11 @@ export interface CompactionDeps {
   readonly retry: RetryPolicy;
   readonly random?: () => number;
   /** Places the next queued input (after a manual compaction, which held the conversation). */
-  readonly placeNext: (tx: Transaction, live: Draft<LiveState>, conversationId: ConversationId) => Promise<void>;
+  readonly placeNext: (
+    tx: Transaction,
+    live: Draft<LiveState>,
+    conversationId: ConversationId,
+  ) => Promise<void>;
 }
 
 type Runtime = TaskRuntime<CompactionInput, CompactionCheckpoint>;
@@ -76,9 +80,12 @@ function summaryProgress(session: Session, conversationId: ConversationId, taskI
 
 /** A summary is a clean stop with text and no tool call; anything else would be half a summary. */
 function summaryOf(end: Extract<CallEnd, { type: "done" }>): string | { problem: string } {
-  if (end.draft.calls().length > 0) return { problem: "the model called a tool instead of summarising" };
+  if (end.draft.calls().length > 0)
+    return { problem: "the model called a tool instead of summarising" };
   if (end.stopReason !== "stop")
-    return { problem: `the summary ended with stop reason "${end.stopReason}", so it may be incomplete` };
+    return {
+      problem: `the summary ended with stop reason "${end.stopReason}", so it may be incomplete`,
+    };
   const text = end.draft
     .content()
     .map((p) => (p.type === "text" ? p.text : ""))
@@ -106,7 +113,7 @@ export function createCompactionTask(
   async function settingsFor(conversationId: ConversationId): Promise<ModelSettings | undefined> {
     const agent = (await session.snapshot(AgentDoc, conversationId)) ?? {};
     if (agent.settings === undefined) return defaults.settings;
-    return { ...defaults.settings, ...agent.settings } as ModelSettings;
+    return { ...defaults.settings, ...agent.settings };
   }
 
   return defineTask<CompactionInput, CompactionCheckpoint>({
@@ -124,7 +131,10 @@ export function createCompactionTask(
         );
       },
       summarize: async (task, rt) => {
-        const { firstKept } = task.checkpoint as Extract<CompactionCheckpoint, { phase: "summarize" }>;
+        const { firstKept } = task.checkpoint as Extract<
+          CompactionCheckpoint,
+          { phase: "summarize" }
+        >;
         const attempt = (task.checkpoint as { attempt?: number }).attempt ?? 1;
         const conversationId = task.conversationId;
         const registered = defaults.models.get(task.input.model);
@@ -229,7 +239,11 @@ export function compactionResult(task: TaskRecord): CompactionResult {
     case "completed": {
       const value = outcome.value as { entryId?: number; firstKept?: number; skipped?: string };
       return value.entryId !== undefined
-        ? { status: "compacted", entryId: value.entryId as EntryId, firstKept: value.firstKept as EntryId }
+        ? {
+            status: "compacted",
+            entryId: value.entryId as EntryId,
+            firstKept: value.firstKept as EntryId,
+          }
         : { status: "skipped", reason: value.skipped ?? SKIPPED };
     }
     case "failed":
@@ -237,6 +251,9 @@ export function compactionResult(task: TaskRecord): CompactionResult {
       return { status: "failed", error: outcome.error };
     case "aborted":
     case "orphaned":
-      return { status: "aborted", ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}) };
+      return {
+        status: "aborted",
+        ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
+      };
   }
 }

@@ -79,7 +79,9 @@ export function planCompaction(
 }
 
 function shorten(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters]`;
+  return text.length <= max
+    ? text
+    : `${text.slice(0, max)}… [${text.length - max} more characters]`;
 }
 
 /** Messages as a plain transcript, so the summariser reads them instead of continuing them. */

@@ -33,7 +33,10 @@ export async function loadContextEntries(
 }
 
 /** The model's context for a conversation: what `deriveContext` makes of `loadContextEntries`. */
-export async function loadContext(session: Session, conversationId: ConversationId): Promise<Message[]> {
+export async function loadContext(
+  session: Session,
+  conversationId: ConversationId,
+): Promise<Message[]> {
   return deriveContext(await loadContextEntries(session, conversationId));
 }
 
@@ -45,7 +48,8 @@ export async function loadContext(session: Session, conversationId: Conversation
  */
 export function lastInputTokens(entries: readonly EntryRecord[]): number | undefined {
   let markerId = 0;
-  for (const entry of entries) if (entry.head !== undefined && entry.id > markerId) markerId = entry.id;
+  for (const entry of entries)
+    if (entry.head !== undefined && entry.id > markerId) markerId = entry.id;
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i] as EntryRecord;
     if (entry.id <= markerId) break;

@@ -63,7 +63,8 @@ export function deriveContext(entries: readonly EntryRecord[]): Message[] {
 
   const messages: Message[] = [];
   const take = (list: readonly Message[] | null | undefined): void => {
-    for (const m of list ?? []) if (m.role !== "assistant" || !UNSENT.has(m.stopReason)) messages.push(m);
+    for (const m of list ?? [])
+      if (m.role !== "assistant" || !UNSENT.has(m.stopReason)) messages.push(m);
   };
   if (marker) take(own(marker));
   for (const entry of window) if (entry.head === undefined) take(own(entry));

@@ -148,7 +148,7 @@ export class Conversation {
   ): Promise<Submission[]> {
     const { status, ...call } = options;
     const statuses: (SubmissionStatus | undefined)[] =
-      status === undefined ? [undefined] : Array.isArray(status) ? [...status] : [status as SubmissionStatus];
+      status === undefined ? [undefined] : typeof status === "string" ? [status] : [...status];
     for (const s of statuses)
       if (s !== undefined && !["queued", "placed", "done", "unanswered"].includes(s))
         throw new TypeError(
@@ -159,7 +159,11 @@ export class Conversation {
       let cursor: Cursor | undefined;
       do {
         const page = await this.harness.session.read.scanSubmissions(
-          { conversationId: this.id, order: "ascending", ...(s !== undefined ? { status: s } : {}) },
+          {
+            conversationId: this.id,
+            order: "ascending",
+            ...(s !== undefined ? { status: s } : {}),
+          },
           PAGE,
           cursor,
           call,
@@ -216,9 +220,7 @@ export class Conversation {
    * `failed` (the summary call failed) or `aborted`. The task is durable:
    * a process that dies meanwhile finishes it after reopening.
    */
-  async compact(
-    options: CallOptions & { keepLastTurns?: number } = {},
-  ): Promise<CompactionResult> {
+  async compact(options: CallOptions & { keepLastTurns?: number } = {}): Promise<CompactionResult> {
     const keepLastTurns = checkKeepLastTurns(
       options.keepLastTurns ?? this.harness.compactionPolicy.keepLastTurns,
       "compact: keepLastTurns",

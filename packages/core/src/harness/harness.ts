@@ -74,7 +74,7 @@ interface Checked {
 
 function checkOptions(options: HarnessOptions): Checked {
   const models = modelsByName(options);
-  const tools = toolsByName(options.tools ?? []);
+  const tools = toolsByName((options.tools ?? []) as readonly Tool[]);
   assembleInstructions(options.instructions, "Harness.open: options.instructions");
   const instructions =
     options.instructions === undefined
@@ -120,6 +120,7 @@ export class Harness {
   private readonly unsubscribe: () => void;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  private readonly closed = new AbortController();
 
   private constructor(session: Session, options: HarnessOptions, checked: Checked) {
     this.session = session;
@@ -167,6 +168,7 @@ export class Harness {
       onListenerError: onError,
       modelNames: new Set(checked.models.keys()),
       toolNames: new Set(tools.keys()),
+      closing: this.closed.signal,
       resume: (o) => this.resume(o),
       settled: (id, o) => this.settled(id, o),
     };
@@ -238,7 +240,9 @@ export class Harness {
       conversationId !== undefined &&
       (!Number.isSafeInteger(conversationId) || conversationId < 1)
     )
-      throw new TypeError(`usage: conversationId must be a positive integer, got ${String(conversationId)}`);
+      throw new TypeError(
+        `usage: conversationId must be a positive integer, got ${String(conversationId)}`,
+      );
     return usageReport(await this.session.snapshot(UsageDoc, null), conversationId);
   }
 
@@ -297,6 +301,7 @@ export class Harness {
       const closed = new SessionClosed("the harness was closed before this submission settled");
       for (const set of [...this.waiters.values()])
         for (const waiter of [...set]) waiter.reject(closed);
+      this.closed.abort(new SessionClosed("the harness was closed"));
       await this.session.close();
     })();
     return this.closing;

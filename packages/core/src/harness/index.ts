@@ -69,13 +69,7 @@ export {
   type AgentConfig,
   type AgentState,
 } from "./agent.js";
-export {
-  costOf,
-  UsageDoc,
-  type UsageReport,
-  type UsageState,
-  type UsageTotals,
-} from "./usage.js";
+export { costOf, UsageDoc, type UsageReport, type UsageState, type UsageTotals } from "./usage.js";
 export {
   COMPACTION_ENTRY,
   COMPACTION_INSTRUCTIONS,

@@ -1,7 +1,15 @@
 import { formatPath, type PathSegment } from "../domain/json.js";
 import type { JsonSchema } from "./json-schema.js";
 
-const TYPES = new Set<string>(["object", "array", "string", "number", "integer", "boolean", "null"]);
+const TYPES = new Set<string>([
+  "object",
+  "array",
+  "string",
+  "number",
+  "integer",
+  "boolean",
+  "null",
+]);
 
 /** Keywords whose value is one subschema. */
 const ONE_SCHEMA = ["not", "additionalProperties", "propertyNames", "additionalItems"];
@@ -148,10 +156,16 @@ function checkAt(schema: unknown, check: Check, path: PathSegment[]): void {
   if (schema.examples !== undefined && !Array.isArray(schema.examples))
     throw new TypeError(`${here("examples")}: must be an array`);
   for (const key of COUNTS)
-    if (schema[key] !== undefined && !(Number.isSafeInteger(schema[key]) && (schema[key] as number) >= 0))
+    if (
+      schema[key] !== undefined &&
+      !(Number.isSafeInteger(schema[key]) && (schema[key] as number) >= 0)
+    )
       throw new TypeError(`${here(key)}: must be a non-negative integer`);
   for (const key of NUMBERS)
-    if (schema[key] !== undefined && !(typeof schema[key] === "number" && Number.isFinite(schema[key])))
+    if (
+      schema[key] !== undefined &&
+      !(typeof schema[key] === "number" && Number.isFinite(schema[key]))
+    )
       throw new TypeError(`${here(key)}: must be a number`);
   for (const key of ["exclusiveMinimum", "exclusiveMaximum"]) {
     const v = schema[key];
@@ -160,7 +174,11 @@ function checkAt(schema: unknown, check: Check, path: PathSegment[]): void {
   }
   if (
     schema.multipleOf !== undefined &&
-    !(typeof schema.multipleOf === "number" && Number.isFinite(schema.multipleOf) && schema.multipleOf > 0)
+    !(
+      typeof schema.multipleOf === "number" &&
+      Number.isFinite(schema.multipleOf) &&
+      schema.multipleOf > 0
+    )
   )
     throw new TypeError(`${here("multipleOf")}: must be a number above 0`);
   for (const key of STRINGS)
@@ -170,7 +188,8 @@ function checkAt(schema: unknown, check: Check, path: PathSegment[]): void {
     if (schema[key] !== undefined && typeof schema[key] !== "boolean")
       throw new TypeError(`${here(key)}: must be true or false`);
   if (schema.pattern !== undefined) {
-    if (typeof schema.pattern !== "string") throw new TypeError(`${here("pattern")}: must be a string`);
+    if (typeof schema.pattern !== "string")
+      throw new TypeError(`${here("pattern")}: must be a string`);
     checkPattern(schema.pattern, here("pattern"));
   }
   if (schema.$ref !== undefined) {
@@ -189,6 +208,8 @@ function checkPattern(pattern: string, where: string): void {
   try {
     compilePattern(pattern);
   } catch (error) {
-    throw new TypeError(`${where}: not a valid regular expression (${(error as Error).message})`);
+    throw new TypeError(`${where}: not a valid regular expression (${(error as Error).message})`, {
+      cause: error,
+    });
   }
 }

@@ -74,7 +74,9 @@ function validateSub(
   if (schema.nullable === true && value === null) return undefined;
   if (schema.$ref !== undefined) {
     if (hops >= MAX_REF_HOPS)
-      return at(`the schema refers to itself through $ref ${MAX_REF_HOPS} times without going deeper`);
+      return at(
+        `the schema refers to itself through $ref ${MAX_REF_HOPS} times without going deeper`,
+      );
     const target = resolveRef(run.root, schema.$ref) as JsonSubschema;
     const violation = validateSub(run, target, value, path, hops + 1);
     if (violation) return violation;
@@ -113,8 +115,7 @@ function combinators(
     const matched = failures.filter((f) => f === undefined).length;
     if (matched === 0)
       return at(`matches none of the ${failures.length} allowed shapes (${explain(failures)})`);
-    if (matched > 1)
-      return at(`matches ${matched} of the oneOf shapes; exactly one must match`);
+    if (matched > 1) return at(`matches ${matched} of the oneOf shapes; exactly one must match`);
   }
   if (schema.not !== undefined && validateSub(run, schema.not, value, path, hops) === undefined)
     return at("matches a shape that is not allowed (not)");
@@ -207,7 +208,13 @@ function object(
     let matched = false;
     if (Object.prototype.hasOwnProperty.call(properties, name)) {
       matched = true;
-      const violation = validateSub(run, properties[name] as JsonSubschema, item, [...path, name], 0);
+      const violation = validateSub(
+        run,
+        properties[name] as JsonSubschema,
+        item,
+        [...path, name],
+        0,
+      );
       if (violation) return violation;
     }
     for (const [source, sub] of patterns) {

@@ -38,7 +38,9 @@ function isModel(value: unknown): value is Model {
 /** Checks a prices declaration; a `TypeError` names the bad field. */
 export function checkPrices(value: unknown, where: string): ModelPrices {
   if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new TypeError(`${where}: must be { inputPerMillion, outputPerMillion, cachedInputPerMillion? }`);
+    throw new TypeError(
+      `${where}: must be { inputPerMillion, outputPerMillion, cachedInputPerMillion? }`,
+    );
   const p = value as Record<string, unknown>;
   for (const key of Object.keys(p))
     if (!PRICE_FIELDS.includes(key))
@@ -73,7 +75,9 @@ function registered(name: string, value: unknown, where: string): RegisteredMode
       ...(value.contextWindow !== undefined
         ? { contextWindow: checkContextWindow(value.contextWindow, `${where}.contextWindow`) }
         : {}),
-      ...(value.prices !== undefined ? { prices: checkPrices(value.prices, `${where}.prices`) } : {}),
+      ...(value.prices !== undefined
+        ? { prices: checkPrices(value.prices, `${where}.prices`) }
+        : {}),
     };
   }
   if (typeof value !== "object" || value === null || Array.isArray(value) || !("model" in value))
@@ -83,8 +87,11 @@ function registered(name: string, value: unknown, where: string): RegisteredMode
   const r = value as Record<string, unknown>;
   for (const key of Object.keys(r))
     if (!REGISTRATION_FIELDS.includes(key))
-      throw new TypeError(`${where}.${key}: not a registration field (${REGISTRATION_FIELDS.join(", ")})`);
-  if (!isModel(r.model)) throw new TypeError(`${where}.model must implement stream(request, { signal })`);
+      throw new TypeError(
+        `${where}.${key}: not a registration field (${REGISTRATION_FIELDS.join(", ")})`,
+      );
+  if (!isModel(r.model))
+    throw new TypeError(`${where}.model must implement stream(request, { signal })`);
   const model = r.model;
   const contextWindow = r.contextWindow ?? model.contextWindow;
   const prices = r.prices ?? model.prices;

@@ -245,7 +245,8 @@ export class ScriptedModel implements Model {
     const failure = this.summaryFailures[failedSoFar];
     if (failure) {
       this.failed.set(-1, failedSoFar + 1);
-      for await (const delta of this.chunks(failure.text ?? "", signal)) yield { type: "text", delta };
+      for await (const delta of this.chunks(failure.text ?? "", signal))
+        yield { type: "text", delta };
       if (failure.thrown) throw networkError(failure);
       yield errorEvent(failure);
       return;

@@ -23,9 +23,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly "~standard": {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (
-      value: unknown,
-    ) => StandardResult<Output> | Promise<StandardResult<Output>>;
+    readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
     readonly jsonSchema?: {
       readonly input: (options: { readonly target: string }) => Record<string, unknown>;
@@ -42,8 +40,15 @@ export interface SchemaWithJsonSchema<Output = unknown> {
 /** Whether `value` carries a Standard Schema v1 interface (schemas may be functions: arktype's are). */
 export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
-  const standard = (value as { "~standard"?: { version?: unknown; validate?: unknown } })["~standard"];
-  return typeof standard === "object" && standard !== null && standard.version === 1 && typeof standard.validate === "function";
+  const standard = (value as { "~standard"?: { version?: unknown; validate?: unknown } })[
+    "~standard"
+  ];
+  return (
+    typeof standard === "object" &&
+    standard !== null &&
+    standard.version === 1 &&
+    typeof standard.validate === "function"
+  );
 }
 
 /**

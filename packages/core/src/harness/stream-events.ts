@@ -70,7 +70,8 @@ export class StreamEvents {
   process(view: StreamView): ConversationEvent[] {
     const out: ConversationEvent[] = [];
     const { live } = view;
-    if (this.until !== undefined && live.run?.submissionId === this.until.id) this.learnRun(live.run.taskId);
+    if (this.until !== undefined && live.run?.submissionId === this.until.id)
+      this.learnRun(live.run.taskId);
     // History before the stream started is not replayed; with `until`, the run's entries are
     // (all of them have ids above its generation task's, minted when the input was placed).
     if (this.until === undefined) this.since ??= view.entries.at(-1)?.id ?? 0;
@@ -110,7 +111,11 @@ export class StreamEvents {
       }
       const end = cut + slot.output.length;
       if (end <= state.at) continue;
-      out.push({ type: "toolOutput", toolCallId: slot.toolCallId, delta: slot.output.slice(Math.max(0, state.at - cut)) });
+      out.push({
+        type: "toolOutput",
+        toolCallId: slot.toolCallId,
+        delta: slot.output.slice(Math.max(0, state.at - cut)),
+      });
       state.at = end;
     }
     return out;
@@ -122,18 +127,27 @@ export class StreamEvents {
       const message = entry.model?.[0];
       if (message?.role !== "assistant") return;
       // What the live view showed of this round is not repeated; the rest (if frames collapsed) is.
-      const shown = this.generation?.key.startsWith(`${entry.byTaskId}:`) ? this.generation : undefined;
+      const shown = this.generation?.key.startsWith(`${entry.byTaskId}:`)
+        ? this.generation
+        : undefined;
       const text = message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
       const reasoning = message.content.map((p) => (p.type === "reasoning" ? p.text : "")).join("");
-      const seenReasoning = shown && reasoning.startsWith(shown.reasoning) ? shown.reasoning.length : 0;
-      if (reasoning.length > seenReasoning) out.push({ type: "reasoning", delta: reasoning.slice(seenReasoning) });
+      const seenReasoning =
+        shown && reasoning.startsWith(shown.reasoning) ? shown.reasoning.length : 0;
+      if (reasoning.length > seenReasoning)
+        out.push({ type: "reasoning", delta: reasoning.slice(seenReasoning) });
       const seenText = shown && text.startsWith(shown.text) ? shown.text.length : 0;
       if (text.length > seenText) out.push({ type: "text", delta: text.slice(seenText) });
       this.generation = undefined;
       for (const part of message.content)
         if (part.type === "toolCall") {
           this.calls.add(part.id);
-          out.push({ type: "toolCall", toolCallId: part.id, name: part.name, arguments: part.arguments });
+          out.push({
+            type: "toolCall",
+            toolCallId: part.id,
+            name: part.name,
+            arguments: part.arguments,
+          });
         }
       return;
     }
@@ -154,7 +168,11 @@ export class StreamEvents {
     }
     if (entry.kind === COMPACTION_ENTRY) {
       const summary = (entry.data as { summary?: unknown } | undefined)?.summary;
-      out.push({ type: "compaction", entryId: entry.id, summary: typeof summary === "string" ? summary : "" });
+      out.push({
+        type: "compaction",
+        entryId: entry.id,
+        summary: typeof summary === "string" ? summary : "",
+      });
     }
   }
 }

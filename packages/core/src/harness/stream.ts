@@ -22,8 +22,8 @@ const HIGH_WATER = 1_000;
 /**
  * The events of a conversation as an async iterator, built on
  * `conversation.watch`: text and tool output as they stream, tool calls and
- * results as they are stored. Without `until` it runs until the loop breaks
- * or `signal` aborts; a slow consumer never makes memory grow without bound
+ * results as they are stored. Without `until` it runs until the loop breaks,
+ * `signal` aborts or the harness closes (then it rejects `SessionClosed`); a slow consumer never makes memory grow without bound
  * (the watch collapses its frames and the events carry on from the view).
  */
 export async function* conversationStream(
@@ -69,7 +69,9 @@ export async function* conversationStream(
       return new Promise<void>((resolve) => (drained = resolve));
     },
     (error, where) => {
-      failure ??= { error: error instanceof Error ? error : new Error(`${where}: ${String(error)}`) };
+      failure ??= {
+        error: error instanceof Error ? error : new Error(`${where}: ${String(error)}`),
+      };
       notify();
     },
   );
@@ -78,24 +80,33 @@ export async function* conversationStream(
     notify();
   };
   signal?.addEventListener("abort", onAbort, { once: true });
+  const onClose = (): void => {
+    failure ??= { error: harness.closing.reason };
+    notify();
+  };
+  if (harness.closing.aborted) onClose();
+  else harness.closing.addEventListener("abort", onClose, { once: true });
   if (untilId !== undefined)
-    void harness.resume().then(
-      () => harness.settled(untilId, signal ? { signal } : {}),
-    ).then(
-      async (record) => {
-        // The settling commit's frame may not have been delivered yet: take the stored view last.
-        const answer =
-          record.answer !== undefined ? await harness.session.read.entry(record.answer) : undefined;
-        if (answer?.entry.byTaskId !== undefined) events.learnRun(answer.entry.byTaskId);
-        take(await lastView(harness, conversationId, record.entry));
-        settled = record;
-        notify();
-      },
-      (error: unknown) => {
-        failure ??= { error };
-        notify();
-      },
-    );
+    void harness
+      .resume()
+      .then(() => harness.settled(untilId, signal ? { signal } : {}))
+      .then(
+        async (record) => {
+          // The settling commit's frame may not have been delivered yet: take the stored view last.
+          const answer =
+            record.answer !== undefined
+              ? await harness.session.read.entry(record.answer)
+              : undefined;
+          if (answer?.entry.byTaskId !== undefined) events.learnRun(answer.entry.byTaskId);
+          take(await lastView(harness, conversationId, record.entry));
+          settled = record;
+          notify();
+        },
+        (error: unknown) => {
+          failure ??= { error };
+          notify();
+        },
+      );
   try {
     for (;;) {
       if (queue.length > 0) {
@@ -117,6 +128,7 @@ export async function* conversationStream(
     }
   } finally {
     signal?.removeEventListener("abort", onAbort);
+    harness.closing.removeEventListener("abort", onClose);
     watch.stop();
     drained?.();
   }

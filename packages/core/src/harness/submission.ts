@@ -64,7 +64,9 @@ export class Submission {
     const stored = await this.harness.session.read.entry(record.answer, options);
     const message = stored?.entry.model?.[0];
     if (message?.role !== "assistant")
-      throw new UnknownRecord(`submission ${this.id}: answer entry ${record.answer} holds no assistant message`);
+      throw new UnknownRecord(
+        `submission ${this.id}: answer entry ${record.answer} holds no assistant message`,
+      );
     return message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
   }
 

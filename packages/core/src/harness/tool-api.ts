@@ -1,4 +1,4 @@
-import { copyJson, type Json, type JsonObject } from "../domain/json.js";
+import { copyJson, type Json } from "../domain/json.js";
 import type { TaskRecord } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
@@ -17,7 +17,8 @@ const COMMIT_KEY = (key: string): string => `commit:${key}`;
 const MEMO_KEY = (key: string): string => `memo:${key}`;
 
 function checkKey(key: unknown, what: string): string {
-  if (typeof key !== "string" || key === "") throw new TypeError(`${what}: key must be a non-empty string`);
+  if (typeof key !== "string" || key === "")
+    throw new TypeError(`${what}: key must be a non-empty string`);
   return key;
 }
 
@@ -58,10 +59,11 @@ export function toolApi(
       options: ToolCommitOptions = {},
     ): Promise<T> => {
       if (typeof fn !== "function") throw new TypeError("api.commit: fn must be a function");
-      const memoKey = options.key === undefined ? undefined : COMMIT_KEY(checkKey(options.key, "api.commit"));
+      const memoKey =
+        options.key === undefined ? undefined : COMMIT_KEY(checkKey(options.key, "api.commit"));
       if (memoKey !== undefined) {
         if (committed.has(memoKey)) return committed.get(memoKey) as T;
-        const known = memoEntry(rt.task.memos as JsonObject, memoKey);
+        const known = memoEntry(rt.task.memos, memoKey);
         if (known?.status === "done") return known.value as T;
       }
       await output.settle(); // the output so far goes first on the line
@@ -70,13 +72,17 @@ export function toolApi(
       await rt.commit(async (tx, current) => {
         value = await fn(tx);
         if (memoKey === undefined) return undefined;
-        stored = value === undefined ? undefined : copyJson(value, `api.commit result (key ${JSON.stringify(options.key)})`);
+        stored =
+          value === undefined
+            ? undefined
+            : copyJson(value, `api.commit result (key ${JSON.stringify(options.key)})`);
         // Recorded in the same commit as fn's writes: a rerun finds it and skips fn.
         const record: TaskRecord = {
           ...current.record,
           memos: {
             ...current.record.memos,
-            [memoKey]: stored === undefined ? { status: "done" } : { status: "done", value: stored },
+            [memoKey]:
+              stored === undefined ? { status: "done" } : { status: "done", value: stored },
           },
         };
         await tx.putTask(record);

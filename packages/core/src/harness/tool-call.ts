@@ -61,7 +61,9 @@ export async function executeToolCall(
   } else {
     const violation = validateSchema(tool.parameters, call.arguments, "arguments");
     if (violation)
-      return fail(`error: invalid arguments for "${call.name}": ${violation.path}: ${violation.message}`);
+      return fail(
+        `error: invalid arguments for "${call.name}": ${violation.path}: ${violation.message}`,
+      );
   }
   let outcome: unknown;
   try {

@@ -6,7 +6,10 @@ export interface ToolOutputBound {
   maxLines?: number;
 }
 
-export const DEFAULT_OUTPUT_BOUND: Required<ToolOutputBound> = { maxBytes: 50 * 1024, maxLines: 2_000 };
+export const DEFAULT_OUTPUT_BOUND: Required<ToolOutputBound> = {
+  maxBytes: 50 * 1024,
+  maxLines: 2_000,
+};
 
 /** What was cut from the front of a slot's output to keep it within the bound. */
 export type OutputCut = {
@@ -26,7 +29,9 @@ export function outputBound(settings: unknown): Required<ToolOutputBound> {
   const s = settings as Record<string, unknown>;
   for (const key of Object.keys(s))
     if (key !== "maxBytes" && key !== "maxLines")
-      throw new TypeError(`settings.toolOutput.${key}: not a tool output setting (maxBytes, maxLines)`);
+      throw new TypeError(
+        `settings.toolOutput.${key}: not a tool output setting (maxBytes, maxLines)`,
+      );
   const bound = { ...DEFAULT_OUTPUT_BOUND, ...(s as ToolOutputBound) };
   for (const key of ["maxBytes", "maxLines"] as const)
     if (!Number.isSafeInteger(bound[key]) || bound[key] < 1)

@@ -67,7 +67,11 @@ export interface ToolApi {
    * `key`, or `fn` run and its JSON result committed. By default `fn` runs
    * at most once across crashes; a run cut short throws `MemoInterrupted`.
    */
-  memo<T extends Json | void>(key: string, fn: () => T | Promise<T>, options?: MemoOptions): Promise<T>;
+  memo<T extends Json | void>(
+    key: string,
+    fn: () => T | Promise<T>,
+    options?: MemoOptions,
+  ): Promise<T>;
 }
 
 export type ToolReplay = "safe" | "unsafe";
@@ -120,12 +124,17 @@ function parametersOf(
     return { json: standardJsonSchema(parameters, `${where}: parameters`), schema: parameters };
   if (isPlainObject(parameters) && "schema" in parameters) {
     const keys = Object.keys(parameters);
-    if (keys.some((k) => k !== "schema" && k !== "jsonSchema") || !isStandardSchema(parameters.schema))
+    if (
+      keys.some((k) => k !== "schema" && k !== "jsonSchema") ||
+      !isStandardSchema(parameters.schema)
+    )
       throw new TypeError(
         `${where}: parameters must be a JSON Schema, a Standard Schema, or { schema: <Standard Schema>, jsonSchema }`,
       );
     if (!isPlainObject(parameters.jsonSchema))
-      throw new TypeError(`${where}: parameters.jsonSchema must be the JSON Schema sent to the model`);
+      throw new TypeError(
+        `${where}: parameters.jsonSchema must be the JSON Schema sent to the model`,
+      );
     return {
       json: copyJson(parameters.jsonSchema, `${where}: parameters.jsonSchema`) as JsonSchema,
       schema: parameters.schema,

@@ -56,7 +56,9 @@ export function costOf(usage: ModelUsage, prices: ModelPrices | undefined): numb
   const fresh = usage.inputTokens - cached;
   const cachedPrice = prices.cachedInputPerMillion ?? prices.inputPerMillion;
   return (
-    (fresh * prices.inputPerMillion + cached * cachedPrice + usage.outputTokens * prices.outputPerMillion) /
+    (fresh * prices.inputPerMillion +
+      cached * cachedPrice +
+      usage.outputTokens * prices.outputPerMillion) /
     1_000_000
   );
 }
@@ -97,7 +99,10 @@ export async function recordUsage(
 }
 
 /** The report for one conversation (zeros when it made no call), or for the whole session. */
-export function usageReport(state: UsageState | undefined, conversationId?: ConversationId): UsageReport {
+export function usageReport(
+  state: UsageState | undefined,
+  conversationId?: ConversationId,
+): UsageReport {
   if (!state) return emptyReport();
   if (conversationId === undefined) return { total: state.total, models: state.models };
   return state.conversations[String(conversationId)] ?? emptyReport();

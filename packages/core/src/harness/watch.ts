@@ -1,5 +1,5 @@
 import type { ConversationId } from "../domain/ids.js";
-import { jsonEqual, type Json } from "../domain/json.js";
+import { jsonEqual } from "../domain/json.js";
 import type { Op } from "../domain/ops.js";
 import type { EntryRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
@@ -102,7 +102,7 @@ export class ConversationWatch {
       session.watchDoc(UsageDoc, null, (value) => {
         // The ledger is the session's: only this conversation's part makes a frame.
         const mine = usageReport(value, conversationId);
-        if (this.usage && jsonEqual(this.usage as unknown as Json, mine as unknown as Json)) return;
+        if (this.usage && jsonEqual(this.usage, mine)) return;
         this.usage = mine;
         this.change();
       }),
