@@ -218,7 +218,8 @@ export class Conversation {
    * a busy conversation throws `ConversationBusy`. Resolves with the
    * outcome: `compacted` (the entry), `skipped` (nothing to compact),
    * `failed` (the summary call failed) or `aborted`. The task is durable:
-   * a process that dies meanwhile finishes it after reopening.
+   * a process that dies meanwhile finishes it after reopening (a harness
+   * closed meanwhile rejects the wait with `SessionClosed`).
    */
   async compact(options: CallOptions & { keepLastTurns?: number } = {}): Promise<CompactionResult> {
     const keepLastTurns = checkKeepLastTurns(
@@ -242,7 +243,10 @@ export class Conversation {
       return id;
     }, options);
     await this.harness.resume(options);
-    return compactionResult(await scheduler.waitForTask(taskId, options));
+    // A harness closing meanwhile ends the wait (the task resumes at the next open).
+    const closing = this.harness.closing;
+    const signal = options.signal ? AbortSignal.any([options.signal, closing]) : closing;
+    return compactionResult(await scheduler.waitForTask(taskId, { signal }));
   }
 
   /**
