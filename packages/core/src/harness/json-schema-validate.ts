@@ -14,7 +14,6 @@ interface Run {
 function typeOf(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
-  if (typeof value === "number" && Number.isInteger(value)) return "number";
   return typeof value;
 }
 
