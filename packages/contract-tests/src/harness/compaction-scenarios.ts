@@ -119,6 +119,48 @@ export const compactionScenarios: readonly HarnessScenario[] = [
     },
   },
   {
+    name: "a conversation is compacted automatically once the last request passed contextWindow × threshold",
+    async run(storage, _reopen, models) {
+      const model = recording(
+        models({
+          id: scriptId("threshold"),
+          turns: [
+            { text: "a1", usage: { inputTokens: 10, outputTokens: 1 } },
+            { text: "a2", usage: { inputTokens: 60, outputTokens: 1 } },
+          ],
+          options: { summary: SUMMARY },
+        }),
+      );
+      const harness = await Harness.open(storage, {
+        models: { default: { model, contextWindow: 100, compactAt: 0.5 } },
+        settings: { compaction: { keepLastTurns: 1 } },
+      });
+      try {
+        const root = await harness.root();
+        for (const q of ["q1", "q2", "q3"])
+          await (await root.submit({ type: "input", content: q })).wait();
+        const purposes = model.requests.map((r) => r.purpose ?? "answer");
+        check(
+          JSON.stringify(purposes) === '["answer","answer","compaction","answer"]',
+          () =>
+            `calls: ${JSON.stringify(purposes)}; q3 came after a request of 60 tokens, over 100 × 0.5`,
+        );
+        check(
+          JSON.stringify(texts(model.requests[3])) ===
+            JSON.stringify([`${SUMMARY_PREFIX}${SUMMARY}`, "q3"]),
+          () => `q3's request after the compaction: ${describeMessages(model.requests[3])}`,
+        );
+        const [marker] = markers(await root.entries());
+        check(
+          (marker?.data as { reason?: string } | undefined)?.reason === "threshold",
+          () => `the marker: ${JSON.stringify(marker)}`,
+        );
+      } finally {
+        await harness.close();
+      }
+    },
+  },
+  {
     name: "a fork before a compaction sees the whole context; a fork after it sees the summary",
     async run(storage, _reopen, models) {
       const model = recording(

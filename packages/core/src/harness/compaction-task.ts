@@ -184,13 +184,25 @@ export function createCompactionTask(
           }));
         }
         const summary = summaryOf(end);
-        if (typeof summary !== "string")
-          return void (await fail(rt, {
-            name: "CompactionFailed",
-            message: summary.problem,
-            code: "COMPACTION_FAILED",
-          }));
         const cost = costOf(end.usage, registered.prices);
+        if (typeof summary !== "string") {
+          // The call was made and paid for, even if its answer is no summary: it is counted.
+          await rt.commit(async (tx) => {
+            await recordUsage(tx, conversationId, registered.name, end.usage, cost);
+            return {
+              status: "terminal",
+              outcome: {
+                kind: "failed",
+                error: {
+                  name: "CompactionFailed",
+                  message: summary.problem,
+                  code: "COMPACTION_FAILED",
+                },
+              },
+            };
+          });
+          return;
+        }
         await rt.commit(async (tx) => {
           const entry = await tx.appendEntry(
             conversationId,

@@ -27,7 +27,12 @@ export type ToolTaskInput = {
   after?: number;
 };
 
-/** `start`: not begun. `running`: the intent commit of `attempt` is stored, its result is not. */
+/**
+ * `start`: not begun (a sequential call first waits, durably, for the call
+ * before it: a `waiting` state whose checkpoint stays `start`; a gate such
+ * as an approval fits the same way, as a phase or a wait before `start`).
+ * `running`: the intent commit of `attempt` is stored, its result is not.
+ */
 export type ToolCheckpoint = { phase: "start" } | { phase: "running"; attempt: number };
 
 export interface ToolTaskDeps {

@@ -12,6 +12,8 @@ import {
   type EntryRecord,
   type HarnessOptions,
   type Message,
+  type Model,
+  type ModelEvent,
   type ScriptedModelOptions,
   type ScriptedTurn,
 } from "../../src/index.js";
@@ -405,6 +407,47 @@ describe("compaction", () => {
         expect.objectContaining({ role: "assistant" }),
         user("from the late fork"),
       ]);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it("a summary cut short (stop reason length) or calling a tool is no summary: the compaction fails, its usage is counted", async () => {
+    const answers = new ScriptedModel(turns("a1", "a2", "a3"));
+    let mode: "length" | "tool" = "length";
+    const model: Model = {
+      async *stream(request, options) {
+        if (request.purpose !== "compaction") {
+          yield* answers.stream(request, options);
+          return;
+        }
+        yield { type: "text", delta: "The user asked" };
+        if (mode === "tool")
+          yield { type: "toolCall", id: "x", name: "search", arguments: {} } satisfies ModelEvent;
+        yield {
+          type: "done",
+          stopReason: mode === "length" ? "length" : "toolUse",
+          usage: { inputTokens: 500, outputTokens: 3 },
+        } satisfies ModelEvent;
+      },
+    };
+    const harness = await Harness.open(new MemoryStorage(), { model });
+    try {
+      const root = await harness.root();
+      await ask(root, "q1", "q2");
+      expect(await root.compact({ keepLastTurns: 1 })).toMatchObject({
+        status: "failed",
+        error: { message: 'the summary ended with stop reason "length", so it may be incomplete' },
+      });
+      mode = "tool";
+      expect(await root.compact({ keepLastTurns: 1 })).toMatchObject({
+        status: "failed",
+        error: { message: "the model called a tool instead of summarising" },
+      });
+      expect((await root.entries()).some((e) => e.kind === COMPACTION_ENTRY)).toBe(false);
+      const { total } = await root.usage();
+      expect(total.requests).toBe(4); // two answers, two summary calls
+      expect(total.inputTokens).toBeGreaterThanOrEqual(1_000);
     } finally {
       await harness.close();
     }
