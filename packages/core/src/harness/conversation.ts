@@ -15,6 +15,14 @@ import {
   type AgentConfig,
   type AgentState,
 } from "./agent.js";
+import {
+  checkApproval,
+  decideApproval,
+  pendingApprovals,
+  type ApprovalDecision,
+  type ApprovalInput,
+  type PendingApproval,
+} from "./approval.js";
 import { checkKeepLastTurns } from "./compaction-policy.js";
 import { compactionResult, type CompactionResult } from "./compaction-task.js";
 import { checkContent } from "./content.js";
@@ -265,8 +273,10 @@ export class Conversation {
   /**
    * Aborts the running answer (its generation and tools; the submission
    * settles `unanswered`, reason "aborted") or the running manual
-   * compaction, and withdraws every queued follow-up the same way.
-   * Resolves with how many submissions it aborted.
+   * compaction, and withdraws every queued follow-up the same way. A tool
+   * call waiting for approval ends denied ("denied: the conversation was
+   * aborted before anyone decided"). Resolves with how many submissions it
+   * aborted.
    */
   async abort(options?: CallOptions): Promise<number> {
     const { session, scheduler } = this.harness;
@@ -289,6 +299,35 @@ export class Conversation {
     if (compaction !== undefined) await scheduler.abortTask(compaction, options);
     if (task !== undefined || compaction !== undefined) await this.harness.resume(options);
     return queued + running;
+  }
+
+  /** The tool calls waiting for a person's decision, oldest first (from `durably.live`). */
+  async approvals(): Promise<PendingApproval[]> {
+    const live = await this.harness.session.snapshot(LiveDoc, this.id);
+    return live ? pendingApprovals(live) : [];
+  }
+
+  /**
+   * Decides a tool call waiting for approval, in one commit: approved, it
+   * runs (once); denied, the model gets the error result "denied: <reason>"
+   * and the run goes on. Stored as a submission (type "write", settled at
+   * once, its answer a `durably.approval` entry), so a `requestId` makes a
+   * retry, even after a restart, return the stored decision. A call that
+   * is not waiting (unknown, already decided) rejects `ApprovalNotPending`
+   * and stores nothing. Starts the scheduler.
+   */
+  async approve(
+    toolCallId: string,
+    decision: ApprovalInput,
+    options?: CallOptions,
+  ): Promise<ApprovalDecision> {
+    const input = checkApproval(toolCallId, decision);
+    const stored = await this.harness.session.commit(
+      (tx) => decideApproval(tx, this.id, toolCallId, input),
+      options,
+    );
+    await this.harness.resume(options);
+    return stored;
   }
 
   /**

@@ -12,6 +12,7 @@ import {
 } from "./compaction-task.js";
 import { deriveContext } from "./context.js";
 import { lastInputTokens, loadContextEntries } from "./context-load.js";
+import { approvalNeeded } from "./approval.js";
 import { assistantEntry } from "./entries.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { ModelError, ModelRequest } from "./model.js";
@@ -115,7 +116,8 @@ function causeOf(error: ModelError): RetryCause {
  * the last request passed the model's threshold, calls the model (partials
  * go to `durably.live` as deferred commits), then in ONE commit appends the
  * assistant entry, adds its usage to the ledger, creates one tool task per
- * call with its live slot and waits on them. A round without calls ends the
+ * call with its live slot (a call whose tool asks for approval is created
+ * waiting for it, slot status "approval") and waits on them. A round without calls ends the
  * task; `onTerminal` settles the submission and places the next queued
  * input, in that same commit. A retryable failure commits a `retry`
  * checkpoint and waits; an overflow compacts once, then calls again; a
@@ -253,6 +255,12 @@ export function createGenerationTask(
     const model = agent.model.name;
     const cost = costOf(end.usage, agent.model.prices);
     const sequential = new Set(agent.tools.filter((t) => t.sequential).map((t) => t.name));
+    // Asked before the commit (an approval function may be async); a rerun asks again.
+    const offered = new Map(agent.tools.map((t) => [t.name, t]));
+    const approvals = await Promise.all(
+      calls.map((call) => approvalNeeded(offered.get(call.name), call, conversationId)),
+    );
+    const requestedAt = rt.now();
     await rt.commit(async (tx, current) => {
       const live = await tx.doc(LiveDoc, conversationId);
       const entry = await tx.appendEntry(
@@ -273,8 +281,9 @@ export function createGenerationTask(
         return { status: "terminal", outcome: { kind: "completed", value: { answer: entry.id } } };
       const on: TaskId[] = [];
       const lastOf = new Map<string, TaskId>();
-      for (const call of calls) {
+      for (const [i, call] of calls.entries()) {
         const before = sequential.has(call.name) ? lastOf.get(call.name) : undefined;
+        const asks = approvals[i];
         const toolTaskId = await tx.createTask(
           toolTask,
           {
@@ -282,6 +291,7 @@ export function createGenerationTask(
             toolName: call.name,
             arguments: call.arguments,
             ...(before !== undefined ? { after: before } : {}),
+            ...(asks?.needed ? { approval: true as const } : {}),
           },
           { ownership: { kind: "task", taskId: rt.taskId } },
         );
@@ -290,9 +300,18 @@ export function createGenerationTask(
           taskId: toolTaskId,
           toolCallId: call.id,
           toolName: call.name,
-          status: "pending",
+          status: asks?.needed ? "approval" : "pending",
           attempt: 0,
           output: "",
+          ...(asks?.needed
+            ? {
+                approval: {
+                  arguments: call.arguments,
+                  requestedAt,
+                  ...(asks.note !== undefined ? { note: asks.note } : {}),
+                },
+              }
+            : {}),
         };
         live.tools[String(toolTaskId)] = slot;
         on.push(toolTaskId);

@@ -38,7 +38,9 @@ export {
   defineTool,
   toolsByName,
   type Tool,
+  type ApprovalContext,
   type ToolApi,
+  type ToolApproval,
   type ToolCommitOptions,
   type ToolDefinition,
   type ToolParameters,
@@ -55,6 +57,7 @@ export {
 export { contextStart, deriveContext, MISSING_RESULT_CONTENT } from "./context.js";
 export {
   LiveDoc,
+  type LiveApproval,
   type LiveCompaction,
   type LiveGeneration,
   type LiveRetry,
@@ -114,7 +117,13 @@ export type { GenerationInput } from "./placement.js";
 export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
 export { Conversation, type SubmitInput } from "./conversation.js";
 export { Submission } from "./submission.js";
-export { SubmissionUnanswered } from "./errors.js";
+export { ApprovalNotPending, SubmissionUnanswered } from "./errors.js";
+export {
+  APPROVAL_ENTRY,
+  type ApprovalDecision,
+  type ApprovalInput,
+  type PendingApproval,
+} from "./approval.js";
 export type { ConversationEvent } from "./stream-events.js";
 export type { StreamOptions } from "./stream.js";
 export type { ConversationView, ViewListener, ViewOps, WatchOptions } from "./watch.js";

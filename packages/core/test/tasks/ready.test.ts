@@ -10,7 +10,7 @@ function asking(ran: string[]) {
     name: "t.ask",
     version: 1,
     initial: () => ({ phase: "ask" }),
-    ready: (task) => (task.state as { checkpoint: Ask }).checkpoint.phase !== "ask",
+    ready: (task) => (task.state as { checkpoint?: Ask }).checkpoint?.phase !== "ask",
     phases: {
       ask: () => {
         throw new Error("never run: the task is not ready while it asks");
