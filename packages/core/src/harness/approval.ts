@@ -71,8 +71,8 @@ export function checkApproval(toolCallId: unknown, input: unknown): ApprovalInpu
     throw new TypeError("approve: requestId must be a non-empty string");
   return {
     approved: i.approved,
-    ...(i.reason !== undefined ? { reason: i.reason as string } : {}),
-    ...(i.requestId !== undefined ? { requestId: i.requestId as string } : {}),
+    ...(i.reason !== undefined ? { reason: i.reason } : {}),
+    ...(i.requestId !== undefined ? { requestId: i.requestId } : {}),
   };
 }
 
