@@ -3,6 +3,7 @@ import type { Reopen } from "../storage/api.js";
 import { check, checkTranscript, storedDoc } from "./invariants.js";
 import { agentScenarios } from "./agent-scenarios.js";
 import { approvalScenarios } from "./approval-scenarios.js";
+import { hookScenarios } from "./hook-scenarios.js";
 import { compactionScenarios } from "./compaction-scenarios.js";
 import { contextScenarios } from "./context-scenarios.js";
 import { convenienceScenarios } from "./convenience-scenarios.js";
@@ -214,4 +215,5 @@ export const harnessScenarios: readonly HarnessScenario[] = [
   ...convenienceScenarios,
   ...livenessScenarios,
   ...approvalScenarios,
+  ...hookScenarios,
 ];

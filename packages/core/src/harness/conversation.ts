@@ -198,6 +198,7 @@ export class Conversation {
     const change = checkAgentConfig(config, {
       models: this.harness.modelNames,
       tools: this.harness.toolNames,
+      hooks: this.harness.hookNames,
     });
     return this.harness.session.commit(async (tx) => {
       const agent = await tx.doc(AgentDoc, this.id);

@@ -1,5 +1,5 @@
 import type { SubmissionId, TaskId } from "../domain/ids.js";
-import type { ErrorInfo, SubmissionRecord } from "../domain/records.js";
+import type { AssistantMessage, ErrorInfo, SubmissionRecord } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
@@ -14,6 +14,7 @@ import { deriveContext } from "./context.js";
 import { lastInputTokens, loadContextEntries } from "./context-load.js";
 import { approvalNeeded } from "./approval.js";
 import { assistantEntry } from "./entries.js";
+import { afterResponse, beforeRequest, toolHookFailure } from "./hooks.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { ModelError, ModelRequest } from "./model.js";
 import { callModel, generationProgress, type CallEnd } from "./model-call.js";
@@ -350,15 +351,21 @@ export function createGenerationTask(
         const agent = resolveAgent(stored, task.input.model, defaults);
         if ("error" in agent) return fail(rt, undefined, agent.error);
         const entries = await loadContextEntries(session, conversationId);
+        // A tool hook that failed in the last round ends the run with its error.
+        const hookFailed = toolHookFailure(entries);
+        if (hookFailed) return fail(rt, undefined, hookFailed);
         if (!compacted && overThreshold(agent, lastInputTokens(entries)))
           return compactFirst(rt, "threshold", agent, attempt);
-        const request: ModelRequest = {
+        const built: ModelRequest = {
           ...(agent.system !== undefined ? { system: agent.system } : {}),
           messages: deriveContext(entries),
           tools: agent.tools.map((tool) => tool.spec),
           ...(agent.settings !== undefined ? { settings: agent.settings } : {}),
           conversationId,
         };
+        const hooked = await beforeRequest(agent.hooks, built, { conversationId });
+        if ("error" in hooked) return fail(rt, undefined, hooked.error);
+        const request = hooked.request;
         const progress = generationProgress(session, conversationId, rt.taskId);
         const end = await callModel(agent.model.model, request, attempt, rt.signal, progress);
         rt.signal.throwIfAborted();
@@ -366,6 +373,16 @@ export function createGenerationTask(
           if (end.error.kind === "overflow" && compaction.auto && !compacted)
             return compactFirst(rt, "overflow", agent, attempt, errorInfo(end.error, attempt));
           return failedCall(rt, end, attempt);
+        }
+        if (agent.hooks.length > 0) {
+          const message: AssistantMessage = {
+            role: "assistant",
+            content: end.draft.content(),
+            stopReason: end.draft.calls().length > 0 ? "toolUse" : end.stopReason,
+          };
+          const after = await afterResponse(agent.hooks, message, { conversationId });
+          // The answer is not stored: the run fails with the hook's error instead.
+          if (after) return fail(rt, undefined, after.error);
         }
         return answer(rt, end, agent);
       },

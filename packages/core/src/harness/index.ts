@@ -119,6 +119,14 @@ export { Conversation, type SubmitInput } from "./conversation.js";
 export { Submission } from "./submission.js";
 export { ApprovalNotPending, SubmissionUnanswered } from "./errors.js";
 export {
+  HOOK_FAILED,
+  HOOK_INVALID,
+  UNKNOWN_HOOKS,
+  type HookContext,
+  type Hooks,
+  type ToolHookContext,
+} from "./hooks.js";
+export {
   APPROVAL_ENTRY,
   type ApprovalDecision,
   type ApprovalInput,

@@ -5,6 +5,7 @@ import type { Transaction } from "../session/transaction.js";
 import type { TaskToken } from "../session/tokens.js";
 import { UNKNOWN_MODEL, UNKNOWN_TOOL } from "./agent.js";
 import { assistantEntry } from "./entries.js";
+import { HOOK_FAILED, HOOK_INVALID, UNKNOWN_HOOKS } from "./hooks.js";
 import { LiveDoc } from "./live.js";
 import { placeNext, type GenerationInput } from "./placement.js";
 
@@ -12,6 +13,9 @@ import { placeNext, type GenerationInput } from "./placement.js";
 const UNREGISTERED: Readonly<Record<string, string>> = {
   [UNKNOWN_MODEL]: "unknown-model",
   [UNKNOWN_TOOL]: "unknown-tool",
+  [UNKNOWN_HOOKS]: "unknown-hooks",
+  [HOOK_FAILED]: "hook-failed",
+  [HOOK_INVALID]: "hook-failed",
 };
 
 /** What a generation's final commit tells `onTerminal` when it answered. */
@@ -24,8 +28,10 @@ type Settlement =
  * How a generation's outcome settles its submission: `done` with the
  * answer; `unanswered` with reason `model-error` (the model failed: the
  * detail holds the error with its message, code, kind and attempts),
- * `unknown-model` or `unknown-tool` (the run or its conversation names one
- * the harness does not have: the detail's message names it), `aborted`,
+ * `unknown-model`, `unknown-tool` or `unknown-hooks` (the run or its
+ * conversation names one the harness does not have: the detail's message
+ * names it), `hook-failed` (a hook threw or returned something unusable:
+ * the detail is its error, code `HOOK_FAILED` or `HOOK_INVALID`), `aborted`,
  * `faulted` or `orphaned`.
  */
 export function settlementOf(task: TaskRecord): Settlement {

@@ -1,11 +1,19 @@
 import type { TaskId } from "../domain/ids.js";
 import type { Json, JsonObject } from "../domain/json.js";
-import type { TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
+import type { ErrorInfo, TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
-import { AgentDoc } from "./agent.js";
+import { AgentDoc, type AgentState } from "./agent.js";
+import {
+  afterTool,
+  beforeTool,
+  HOOK_FAILED,
+  HOOK_INVALID,
+  UNKNOWN_HOOKS,
+  type Hooks,
+} from "./hooks.js";
 import { toolResultEntry } from "./entries.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { Tool } from "./tool.js";
@@ -60,7 +68,12 @@ export interface ToolTaskDeps {
   readonly tools: ReadonlyMap<string, Tool>;
   /** How much streamed output a slot keeps. */
   readonly outputBound: Required<ToolOutputBound>;
+  /** The hooks of a conversation with this configuration (absent: none). */
+  readonly hooksFor?: (agent: AgentState) => readonly Hooks[] | { error: ErrorInfo };
 }
+
+/** A hook's failure, which the tool-result entry carries so the generation ends the run with it. */
+const HOOK_CODES = new Set([HOOK_FAILED, HOOK_INVALID, UNKNOWN_HOOKS]);
 
 /** The output a slot holds, with the marker line when some was cut. */
 const slotOutput = (slot: LiveToolSlot | undefined): string =>
@@ -150,7 +163,11 @@ function resultOf(
           input,
           `error: the tool task ${outcome.kind} (${outcome.error.name}: ${outcome.error.message}). ${soFar(output)}`,
         ),
-        data: { toolCallId: input.toolCallId, [outcome.kind]: true },
+        data: {
+          toolCallId: input.toolCallId,
+          [outcome.kind]: true,
+          ...(HOOK_CODES.has(outcome.error.code ?? "") ? { hookFailed: { ...outcome.error } } : {}),
+        },
       };
     case "orphaned":
       return {
@@ -178,7 +195,7 @@ function resultOf(
  * decision; aborted meanwhile, it ends denied.
  */
 export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput, ToolCheckpoint> {
-  const { session, tools, outputBound } = deps;
+  const { session, tools, outputBound, hooksFor } = deps;
 
   /** The result, when the conversation's configuration no longer offers the tool. */
   function notOffered(input: ToolTaskInput, offered: readonly string[]): ToolResultMessage {
@@ -214,12 +231,27 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       return { phase: "running", attempt };
     });
     if (started.record.state.status === "terminal") return;
+    const hooks = hooksFor?.(agent) ?? [];
+    const failed = (error: ErrorInfo) =>
+      rt.commit(() => ({ status: "terminal", outcome: { kind: "failed", error } }));
+    if ("error" in hooks) return void (await failed(hooks.error));
+    const call = callOf(task.input);
+    const context = { conversationId, toolCallId: call.id, toolName: call.name, attempt };
+    const verdict = await beforeTool(hooks, call, context);
+    if (verdict && "error" in verdict) return void (await failed(verdict.error));
     const { api, output } = toolApi(session, rt, attempt, outputBound);
     let outcome: ToolCallOutcome;
     try {
-      outcome = await executeToolCall(tools, callOf(task.input), api);
+      outcome = verdict
+        ? { message: errorResult(task.input, `blocked: ${verdict.block}`) }
+        : await executeToolCall(tools, call, api);
     } finally {
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
+    }
+    if (!verdict) {
+      const after = await afterTool(hooks, call, outcome, context);
+      if ("error" in after) return void (await failed(after.error));
+      outcome = after.outcome;
     }
     await rt.commit(() => ({
       status: "terminal",
