@@ -43,9 +43,11 @@ export interface OpeningDatabase {
   off?(event: string, listener: () => void): unknown;
 }
 
-/** The checks found that `create` was the wrong guess (the directory changed meanwhile): open again. */
-class WrongGuess {
-  constructor(readonly create: boolean) {}
+/** The checks found that `create` was the wrong guess (the directory changed meanwhile): open again. Never leaves this module. */
+class WrongGuess extends Error {
+  constructor(readonly create: boolean) {
+    super(`the directory ${create ? "holds no" : "holds a"} database now`);
+  }
 }
 
 export class CheckedOpen {
@@ -138,6 +140,7 @@ export class CheckedOpen {
     } catch (error) {
       if (refused instanceof WrongGuess) return refused;
       // Refused by the checks, before LevelDB opened: nothing on disk changed.
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrown as the checks threw it
       if (refused !== undefined) throw refused;
       dropUnusedCopies(fs, location, made);
       throw this.openError(error, claimed ? create : undefined);

@@ -37,10 +37,7 @@ const FIRST_TEMP = "000001.dbtmp";
  * `true` when it holds nothing, or only what a failed creation leaves.
  * Otherwise throws `StorageCorrupted` naming what it found.
  */
-export function openableWithoutCurrent(
-  files: DirectoryFiles,
-  entries: readonly DirEnt[],
-): true {
+export function openableWithoutCurrent(files: DirectoryFiles, entries: readonly DirEnt[]): true {
   const data = entries.filter((e) => !SCAFFOLD.has(e.name));
   if (data.length === 0) return true;
   const doubt = data.map((e) => leftByFailedCreation(files, e)).find((d) => d !== undefined);
@@ -81,8 +78,7 @@ function leftByFailedCreation(files: DirectoryFiles, entry: DirEnt): string | un
   } catch (error) {
     return `${FIRST_MANIFEST} holds an edit that cannot be read (${(error as Error).message})`;
   }
-  if (state.tables.size > 0)
-    return `${FIRST_MANIFEST} records ${state.tables.size} table file(s)`;
+  if (state.tables.size > 0) return `${FIRST_MANIFEST} records ${state.tables.size} table file(s)`;
   if (state.lastSequence > 0)
     return `${FIRST_MANIFEST} records writes up to sequence ${state.lastSequence}`;
   if (state.logNumber > 0 || state.prevLogNumber > 0 || state.nextFile > 2)
