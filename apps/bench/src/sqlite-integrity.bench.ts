@@ -9,21 +9,22 @@
 // With --before, the same cases also run on that module (its own file, its own
 // schema), interleaved with this one: a before/after comparison on one machine
 // in one run. Writes sqlite-integrity.json to --out, BENCH_OUT or <repo>/bench-results.
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ConversationId, DocumentId, EntryId, Storage, StorageWrite } from "@durably/core";
 import * as current from "@durably/storage-sqlite";
 import { concurrentLoops, measureInterleaved, type CommitCase } from "./harness.js";
-import { repoRoot, Scratch } from "./paths.js";
+import { Scratch } from "./paths.js";
 import { int, mib, textTable, times } from "./table.js";
 import { seedRawWriters, stepWrites } from "./workload.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
 type SqliteModule = Pick<typeof current, "SqliteStorage" | "BetterSqlite3Database">;
 
 const args = process.argv.slice(2);
-const smoke = args.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags(args);
 const beforeAt = args.indexOf("--before");
 const beforePath = beforeAt >= 0 ? args[beforeAt + 1] : undefined;
 const ROUNDS = smoke ? 1 : 5;
@@ -32,11 +33,6 @@ const WARMUP_MS = smoke ? 20 : 300;
 const ENTRIES = smoke ? 2_000 : 20_000;
 const DOCUMENTS = smoke ? 50 : 500;
 const DELTAS_PER_DOCUMENT = 4;
-const outAt = args.indexOf("--out");
-const outDir =
-  (outAt >= 0 ? args[outAt + 1] : undefined) ??
-  process.env.BENCH_OUT ??
-  join(repoRoot(), "bench-results");
 
 interface Variant {
   id: string;
@@ -251,26 +247,18 @@ try {
     .map((l) => l.toFixed(2))
     .join(" ")}`;
   console.log(`${header}\n${table}`);
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "sqlite-integrity.json"),
-    JSON.stringify(
-      {
-        smoke,
-        rounds: ROUNDS,
-        roundMs: ROUND_MS,
-        before: beforePath ?? null,
-        seconds: (performance.now() - started) / 1000,
-        results: results.map((r) => ({
-          ...r,
-          cpuMicrosPerOp: cpuPerOp(r.id),
-          largestWal: largestWal.get(r.id),
-        })),
-      },
-      null,
-      2,
-    ) + "\n",
-  );
+  writeReport(outDir, "sqlite-integrity.json", {
+    smoke,
+    rounds: ROUNDS,
+    roundMs: ROUND_MS,
+    before: beforePath ?? null,
+    seconds: (performance.now() - started) / 1000,
+    results: results.map((r) => ({
+      ...r,
+      cpuMicrosPerOp: cpuPerOp(r.id),
+      largestWal: largestWal.get(r.id),
+    })),
+  });
 } finally {
   scratch.dispose();
 }
