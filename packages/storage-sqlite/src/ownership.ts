@@ -5,6 +5,7 @@ import { RowReader } from "./rows.js";
 import { migrate } from "./schema.js";
 import {
   isBusyError,
+  isIoError,
   isNotDatabaseError,
   type SqliteDatabase,
   type SqliteStatements,
@@ -23,6 +24,8 @@ export interface OwnershipSettings {
   location: string;
   synchronous: "normal" | "full";
   busyTimeoutMs: number;
+  /** False for an in-memory database, whose journal mode stays `memory`. */
+  persistent: boolean;
 }
 
 /**
@@ -41,8 +44,8 @@ export async function takeOwnership(
   try {
     // No waiting while taking the lock: a live owner means "fail now, clearly".
     await db.exec("PRAGMA busy_timeout = 0");
-    await db.exec("PRAGMA locking_mode = EXCLUSIVE");
-    await db.get("PRAGMA journal_mode = WAL");
+    await setMode(db, location, "locking_mode", "EXCLUSIVE", ["exclusive"]);
+    await setMode(db, location, "journal_mode", "WAL", settings.persistent ? ["wal"] : ["memory"]);
     await db.get(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
     const counters = await db.transaction((tx) => {
       migrate(tx, location);
@@ -65,6 +68,41 @@ export async function takeOwnership(
       );
     throw typedDriverError(error, location, "opening");
   }
+}
+
+/**
+ * Sets a mode pragma and checks the mode SQLite reports back. SQLite
+ * answers a mode it could not enter with the mode it kept, without an
+ * error: a file whose switch to WAL failed would otherwise run every
+ * commit in rollback-journal mode. The pragma runs through `all`, which
+ * steps the statement to its end: the switch to WAL writes the file header
+ * after the answer row, and better-sqlite3's `get` stops at the first row
+ * and drops the error of that write.
+ */
+async function setMode(
+  db: SqliteDatabase,
+  location: string,
+  pragma: "locking_mode" | "journal_mode",
+  asked: string,
+  accepted: readonly string[],
+): Promise<void> {
+  const action =
+    pragma === "journal_mode"
+      ? "switching the file to its write-ahead log"
+      : "taking the file's exclusive lock";
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await db.all<Record<string, unknown>>(`PRAGMA ${pragma} = ${asked}`);
+  } catch (error) {
+    // A busy or not-a-database error is told apart by the caller.
+    throw isIoError(error) ? typedDriverError(error, location, action) : error;
+  }
+  const got = rows[0]?.[pragma];
+  if (typeof got === "string" && accepted.includes(got.toLowerCase())) return;
+  throw new StorageIOError(
+    `${location}: failed ${action}: SQLite answered ${pragma} ${JSON.stringify(got ?? null)} where ${JSON.stringify(accepted[0])} was asked`,
+    { file: location },
+  );
 }
 
 function readCounters(db: SqliteStatements, rows: RowReader): Counters {

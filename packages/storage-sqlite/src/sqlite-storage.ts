@@ -98,9 +98,15 @@ export class SqliteStorage implements Storage {
         `synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`,
       );
     const busyTimeoutMs = settings.busyTimeoutMs ?? 5000;
+    const persistent = settings.persistent ?? true;
     try {
-      const counters = await takeOwnership(db, { location, synchronous, busyTimeoutMs });
-      return new SqliteStorage(db, location, counters, settings.persistent ?? true);
+      const counters = await takeOwnership(db, {
+        location,
+        synchronous,
+        busyTimeoutMs,
+        persistent,
+      });
+      return new SqliteStorage(db, location, counters, persistent);
     } catch (error) {
       await db.close().catch(() => undefined);
       throw error;

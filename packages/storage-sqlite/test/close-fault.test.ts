@@ -1,49 +1,14 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ConversationId } from "@durably/core";
 import { openSqliteStorage } from "../src/index.js";
 import { tempDir } from "./helpers.js";
+import { childUnderStrace, straceProblem } from "./support/strace.js";
 
-const STRACE = "/usr/bin/strace";
 const CHILD = fileURLToPath(new URL("./crash/close-child.ts", import.meta.url));
-const NODE_ARGS = ["--conditions=@durably/source", "--import", "tsx"];
 const COMMITS = 40;
-
-/** Why strace cannot inject faults here (not installed, ptrace not permitted), or undefined. */
-function straceProblem(): string | undefined {
-  if (!existsSync(STRACE)) return `${STRACE} is not installed`;
-  // One real injection: node opens a file that strace makes fail with EIO.
-  const target = join(tmpdir(), `durably-sqlite-strace-probe-${process.pid}`);
-  const script = `try { require("node:fs").openSync(${JSON.stringify(target)}) } catch (e) { process.exit(e.code === "EIO" ? 0 : 4) } process.exit(3)`;
-  const probe = spawnSync(
-    STRACE,
-    [
-      "-f",
-      "-qq",
-      "-o",
-      "/dev/null",
-      "-P",
-      target,
-      "-e",
-      "trace=openat",
-      "-e",
-      "inject=openat:error=EIO",
-      "--",
-      process.execPath,
-      "-e",
-      script,
-    ],
-    { encoding: "utf8", timeout: 20_000 },
-  );
-  if (probe.error) return `strace could not run: ${probe.error.message}`;
-  if (probe.status !== 0)
-    return `strace cannot inject faults here (exit ${probe.status}): ${probe.stderr.trim()}`;
-  return undefined;
-}
 
 const problem = straceProblem();
 if (problem !== undefined) console.warn(`close fault tests skipped: ${problem}`);
@@ -67,32 +32,10 @@ afterEach(() => dir.cleanup());
  * synchronous mode, only the checkpoint writes and syncs that file.
  */
 function closeUnderFault(syscalls: string, errno: string): Record<string, unknown> {
-  const run = spawnSync(
-    STRACE,
-    [
-      "-f",
-      "-qq",
-      "-o",
-      "/dev/null",
-      "-P",
-      path,
-      "-e",
-      `trace=${syscalls}`,
-      "-e",
-      `inject=${syscalls}:error=${errno}`,
-      "--",
-      process.execPath,
-      ...NODE_ARGS,
-      CHILD,
-      path,
-      String(COMMITS),
-    ],
-    { encoding: "utf8", timeout: 60_000 },
-  );
-  const line = run.stdout.trim().split("\n").pop() ?? "";
-  if (run.status !== 0 || !line.startsWith("{"))
-    throw new Error(`close child failed (status ${run.status}): ${run.stderr}`);
-  return JSON.parse(line) as Record<string, unknown>;
+  return childUnderStrace([path], syscalls, `${syscalls}:error=${errno}`, CHILD, [
+    path,
+    String(COMMITS),
+  ]);
 }
 
 describe("close reports a failed final checkpoint (real faults through strace -e inject)", () => {
