@@ -1,8 +1,9 @@
 import { StorageCorrupted, StorageIOError, StorageLocked } from "@durably/core";
 import type { Counters } from "./commit-batches.js";
 import { typedDriverError } from "./driver-errors.js";
+import { checkStructure, type OpenCheck } from "./open-check.js";
 import { RowReader } from "./rows.js";
-import { migrate } from "./schema.js";
+import { migrate, SCHEMA_VERSION, storedSchemaVersion } from "./schema.js";
 import {
   isBusyError,
   isIoError,
@@ -26,13 +27,15 @@ export interface OwnershipSettings {
   busyTimeoutMs: number;
   /** False for an in-memory database, whose journal mode stays `memory`. */
   persistent: boolean;
+  /** The structural check run before anything is read. */
+  openCheck: OpenCheck;
 }
 
 /**
  * Takes ownership of the database: exclusive locking (released by the
- * kernel when the process dies), WAL, then migrates the schema forward in
- * one transaction and loads the counters, then the synchronous mode and the
- * busy timeout. Errors come out typed: `StorageLocked` for a live owner,
+ * kernel when the process dies), WAL, a structural check of the whole file
+ * (unless skipped), then migrates the schema forward in one transaction and
+ * loads the counters, then the synchronous mode and the busy timeout. Errors come out typed: `StorageLocked` for a live owner,
  * `StorageCorrupted` for a file that is not a readable database,
  * `StorageIOError` for a failing disk.
  */
@@ -47,6 +50,7 @@ export async function takeOwnership(
     await setMode(db, location, "locking_mode", "EXCLUSIVE", ["exclusive"]);
     await setMode(db, location, "journal_mode", "WAL", settings.persistent ? ["wal"] : ["memory"]);
     await db.get(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    await checkStructure(db, location, await effectiveCheck(db, location, settings.openCheck));
     const counters = await db.transaction((tx) => {
       migrate(tx, location);
       return readCounters(tx, new RowReader(location));
@@ -55,6 +59,8 @@ export async function takeOwnership(
     await db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(settings.busyTimeoutMs))}`);
     return counters;
   } catch (error) {
+    // The open check's own report already names the file and what SQLite found.
+    if (error instanceof StorageCorrupted) throw error;
     if (isBusyError(error))
       throw new StorageLocked(
         `${location} is owned by another open storage (another process, or this one); close it first`,
@@ -68,6 +74,23 @@ export async function takeOwnership(
       );
     throw typedDriverError(error, location, "opening");
   }
+}
+
+/**
+ * The check open runs. A skipped check is run anyway (quick) when the file
+ * is about to be migrated: a migration seals the rows it finds with
+ * checksums and links, so it must see all of them.
+ */
+async function effectiveCheck(
+  db: SqliteDatabase,
+  location: string,
+  asked: OpenCheck,
+): Promise<OpenCheck> {
+  if (asked !== "none") return asked;
+  const version = await db.transaction((tx) => storedSchemaVersion(tx, location), {
+    readOnly: true,
+  });
+  return version < SCHEMA_VERSION ? "quick" : "none";
 }
 
 /**
