@@ -1,30 +1,23 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { straceSupport } from "@durably/contract-tests";
+import { describe, expect, it } from "vitest";
 import type { ConversationId } from "@durably/core";
 import { openSqliteStorage } from "../src/index.js";
-import { tempDir } from "./helpers.js";
-import { childUnderStrace, straceProblem } from "./support/strace.js";
+import { commitRoot, databasePerTest } from "./helpers.js";
 
 const CHILD = fileURLToPath(new URL("./crash/close-child.ts", import.meta.url));
+const NODE_ARGS = ["--conditions=@durably/source", "--import", "tsx"];
 const COMMITS = 40;
 
-const problem = straceProblem();
+// Whether strace can inject faults here (installed, ptrace permitted): the suites' own probe.
+const strace = straceSupport();
+const problem = strace.usable ? undefined : strace.reason;
 if (problem !== undefined) console.warn(`close fault tests skipped: ${problem}`);
 
-let dir: ReturnType<typeof tempDir>;
-let path: string;
-
-beforeEach(async () => {
-  dir = tempDir("durably-sqlite-close-");
-  path = join(dir.dir, "closing.sqlite");
-  // Created here, so the child only opens it: faults hit nothing but the close.
-  const storage = await openSqliteStorage(path);
-  await storage.commit([[{ type: "conversation", value: { id: 1 as ConversationId } }]], () => {});
-  await storage.close();
-});
-afterEach(() => dir.cleanup());
+// Created before each test, so the child only opens it: faults hit nothing but the close.
+const database = databasePerTest("closing.sqlite", commitRoot);
 
 /**
  * Runs the child under strace, failing `syscalls` with `errno` whenever they
@@ -32,10 +25,34 @@ afterEach(() => dir.cleanup());
  * synchronous mode, only the checkpoint writes and syncs that file.
  */
 function closeUnderFault(syscalls: string, errno: string): Record<string, unknown> {
-  return childUnderStrace([path], syscalls, `${syscalls}:error=${errno}`, CHILD, [
-    path,
-    String(COMMITS),
-  ]);
+  const { path } = database;
+  if (!strace.usable) throw new Error(`strace cannot inject faults here: ${strace.reason}`);
+  const run = spawnSync(
+    strace.path,
+    [
+      "-f",
+      "-qq",
+      "-o",
+      "/dev/null",
+      "-P",
+      path,
+      "-e",
+      `trace=${syscalls}`,
+      "-e",
+      `inject=${syscalls}:error=${errno}`,
+      "--",
+      process.execPath,
+      ...NODE_ARGS,
+      CHILD,
+      path,
+      String(COMMITS),
+    ],
+    { encoding: "utf8", timeout: 60_000 },
+  );
+  const line = run.stdout.trim().split("\n").pop() ?? "";
+  if (run.status !== 0 || !line.startsWith("{"))
+    throw new Error(`close child failed (status ${run.status}): ${run.stderr}`);
+  return JSON.parse(line) as Record<string, unknown>;
 }
 
 describe("close reports a failed final checkpoint (real faults through strace -e inject)", () => {
@@ -46,6 +63,7 @@ describe("close reports a failed final checkpoint (real faults through strace -e
   ])(
     "%s failing with %s on the database file makes close reject with StorageIOError naming the file, and the next open has every commit",
     async (syscalls, errno, cause) => {
+      const { path } = database;
       const report = closeUnderFault(syscalls, errno);
       expect(report).toMatchObject({
         committed: COMMITS,
