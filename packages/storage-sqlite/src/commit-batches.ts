@@ -16,6 +16,7 @@ import {
   readDocumentRows,
   type DocumentValue,
 } from "./documents.js";
+import { insertRevision, retire, setBase, setLastSeq, stateCrc } from "./document-writes.js";
 import { problemAt, type PlannedBatch, type PlannedWrite } from "./plan-batch.js";
 import { EntryLinks } from "./entry-links.js";
 import type { DocumentRow, RowReader } from "./rows.js";
@@ -37,13 +38,7 @@ const UPSERT_SUBMISSION = `INSERT INTO submissions (id, conversation_id, status,
 const DOCUMENT_EXISTS = "SELECT 1 AS found FROM documents WHERE id = ?";
 const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc)
   VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`;
-const INSERT_REVISION =
-  "INSERT INTO document_revisions (document_id, seq, kind, content, version, prev_seq, crc) VALUES (?, ?, ?, ?, ?, ?, ?)";
-const SET_BASE =
-  "UPDATE documents SET version = ?, base_seq = ?, last_seq = ?, state_crc = ? WHERE id = ?";
-const SET_LAST_SEQ = "UPDATE documents SET last_seq = ?, state_crc = ? WHERE id = ?";
 const RECLAIM_BEFORE = "DELETE FROM document_revisions WHERE document_id = ? AND seq < ?";
-const RETIRE = "UPDATE documents SET retired_at = ?, state_crc = ? WHERE id = ?";
 const RECLAIM_ALL = "DELETE FROM document_revisions WHERE document_id = ?";
 const SET_NEXT_SEQ = "UPDATE metadata SET value = ?, crc = ? WHERE name = 'next_seq'";
 const SET_HIGH_WATER = "UPDATE ids SET high_water = ?, crc = ? WHERE namespace = 'global'";
@@ -335,13 +330,7 @@ function applyBatch(
         const content = w.content;
         if (content.kind === "base") {
           insertRevision(db, w.id, seq, "base", w.json, content.version, before.lastSeq);
-          db.run(SET_BASE, [
-            content.version,
-            seq,
-            seq,
-            stateCrc(w.id, content.version, seq, null, seq),
-            w.id,
-          ]);
+          setBase(db, w.id, content.version, seq);
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (before.rewindable === 0) db.run(RECLAIM_BEFORE, [w.id, seq]);
           batchValues.set(w.id, {
@@ -373,12 +362,7 @@ function applyBatch(
           );
         }
         insertRevision(db, w.id, seq, "delta", w.json, content.version, before.lastSeq);
-        // The document row names its newest revision, so a read notices a lost tail.
-        db.run(SET_LAST_SEQ, [
-          seq,
-          stateCrc(w.id, content.version, before.baseSeq, null, seq),
-          w.id,
-        ]);
+        setLastSeq(db, w.id, content.version, before.baseSeq, seq);
         batchValues.set(w.id, {
           version: content.version,
           value,
@@ -413,7 +397,7 @@ function applyBatch(
         `document ${w.id} is retired twice in one batch`,
       );
     retired.add(w.id);
-    db.run(RETIRE, [seq, stateCrc(w.id, row.version, row.base_seq, seq, row.last_seq), w.id]);
+    retire(db, row, seq);
     if (row.rewindable === 0) db.run(RECLAIM_ALL, [w.id]);
     batchValues.set(w.id, null);
   }
@@ -443,28 +427,4 @@ function copySource(
       return `source document ${id} at seq ${at}: ${error.message}`;
     throw error;
   }
-}
-
-function insertRevision(
-  db: SqliteStatements,
-  documentId: number,
-  seq: number,
-  kind: "base" | "delta",
-  json: string,
-  version: number,
-  prevSeq: number,
-): void {
-  const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version, prevSeq));
-  db.run(INSERT_REVISION, [documentId, seq, kind, json, version, prevSeq, crc]);
-}
-
-/** The checksum of a document row's changing part. */
-function stateCrc(
-  id: number,
-  version: number,
-  baseSeq: number,
-  retiredAt: number | null,
-  lastSeq: number,
-): number {
-  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt, lastSeq));
 }
