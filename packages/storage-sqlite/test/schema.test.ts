@@ -231,6 +231,14 @@ describe("schema and migrations", () => {
     const full = await openSqliteStorage(path, { synchronous: "full" });
     await full.close();
   });
+
+  it("rejects an unknown openCheck naming the accepted values", async () => {
+    await expect(openSqliteStorage(path, { openCheck: "fast" as never })).rejects.toThrow(
+      /openCheck must be "quick", "full" or "none", got "fast"/,
+    );
+    const full = await openSqliteStorage(path, { openCheck: "full" });
+    await full.close();
+  });
 });
 
 /** A file as version 2 of this package left it: the tables and indexes, rows without checksums. */
