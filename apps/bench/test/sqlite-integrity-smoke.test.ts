@@ -5,7 +5,7 @@ const smoke = smokeRunner("sqlite-integrity");
 
 describe("sqlite-integrity bench --smoke", () => {
   it(
-    "measures commits, entry reads and document reads, and writes its JSON",
+    "measures commits, entry reads, document reads, scans and opens, and writes its JSON",
     { timeout: 120_000 },
     async () => {
       const { stdout, json } = await smoke("sqlite-integrity.bench.ts");
@@ -21,6 +21,9 @@ describe("sqlite-integrity bench --smoke", () => {
         "commit/this/no-limit",
         "document-read/this",
         "entry-read/this",
+        "open/this",
+        "open/this/no-check",
+        "scan/this",
       ]);
       for (const r of report.results) {
         expect(r.perSecond, r.id).toBeGreaterThan(0);
