@@ -4,6 +4,7 @@ import { check, checkTranscript, storedDoc } from "./invariants.js";
 import { agentScenarios } from "./agent-scenarios.js";
 import { approvalScenarios } from "./approval-scenarios.js";
 import { hookScenarios } from "./hook-scenarios.js";
+import { steeringScenarios } from "./steering-scenarios.js";
 import { compactionScenarios } from "./compaction-scenarios.js";
 import { contextScenarios } from "./context-scenarios.js";
 import { convenienceScenarios } from "./convenience-scenarios.js";
@@ -216,4 +217,5 @@ export const harnessScenarios: readonly HarnessScenario[] = [
   ...livenessScenarios,
   ...approvalScenarios,
   ...hookScenarios,
+  ...steeringScenarios,
 ];

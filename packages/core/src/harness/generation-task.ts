@@ -21,6 +21,8 @@ import { callModel, generationProgress, type CallEnd } from "./model-call.js";
 import type { GenerationInput } from "./placement.js";
 import { retryDelay, type RetryPolicy } from "./retry-policy.js";
 import { finishRun } from "./run-settlement.js";
+import { steeredRecords, takeSteered } from "./steering.js";
+import { InboxDoc } from "./inbox.js";
 import type { ToolCheckpoint, ToolTaskInput } from "./tool-task.js";
 import { costOf, recordUsage } from "./usage.js";
 
@@ -278,8 +280,12 @@ export function createGenerationTask(
       );
       await recordUsage(tx, conversationId, model, end.usage, cost);
       live.generation = null;
-      if (calls.length === 0)
+      if (calls.length === 0) {
+        // Inputs steered in while the model answered: it answers them too, in another round.
+        if ((await takeSteered(tx, conversationId, rt.taskId, live)) > 0)
+          return { phase: "stream", round: current.checkpoint.round + 1 };
         return { status: "terminal", outcome: { kind: "completed", value: { answer: entry.id } } };
+      }
       const on: TaskId[] = [];
       const lastOf = new Map<string, TaskId>();
       for (const [i, call] of calls.entries()) {
@@ -350,6 +356,13 @@ export function createGenerationTask(
         const stored = (await session.snapshot(AgentDoc, conversationId)) ?? {};
         const agent = resolveAgent(stored, task.input.model, defaults);
         if ("error" in agent) return fail(rt, undefined, agent.error);
+        // Inputs steered in since the last model call join the context now (after the tool results).
+        const inbox = await session.snapshot(InboxDoc, conversationId);
+        if ((inbox?.steered?.length ?? 0) > 0)
+          await rt.commit(async (tx) => {
+            await takeSteered(tx, conversationId, rt.taskId, await tx.doc(LiveDoc, conversationId));
+            return undefined;
+          });
         const entries = await loadContextEntries(session, conversationId);
         // A tool hook that failed in the last round ends the run with its error.
         const hookFailed = toolHookFailure(entries);
@@ -403,10 +416,14 @@ export function createGenerationTask(
     // The app may have settled the submission itself (tx.settleSubmission) while the run went on.
     beforeTerminal: async (tx, task) => {
       const id = (task.input as { submissionId?: unknown } | null)?.submissionId;
-      return typeof id === "number" ? ((await tx.submission(id as SubmissionId)) ?? null) : null;
+      const submission =
+        typeof id === "number" ? ((await tx.submission(id as SubmissionId)) ?? null) : null;
+      return { submission, steered: await steeredRecords(tx, task.conversationId, task.id) };
     },
-    onTerminal: (tx, task, submission) =>
-      finishRun(tx, task, definition, submission as SubmissionRecord | null),
+    onTerminal: (tx, task, read) => {
+      const r = read as { submission: SubmissionRecord | null; steered: SubmissionRecord[] } | null;
+      return finishRun(tx, task, definition, r?.submission ?? null, r?.steered ?? []);
+    },
   });
   return definition;
 }

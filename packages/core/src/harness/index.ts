@@ -89,7 +89,13 @@ export {
   type CompactionResult,
 } from "./compaction-task.js";
 export { DEFAULT_COMPACTION, type CompactionSettings } from "./compaction-policy.js";
-export { InboxDoc, type InboxState, type QueuedInput } from "./inbox.js";
+export {
+  InboxDoc,
+  type InboxState,
+  type QueuedInput,
+  type QueuedWrite,
+  type WriteEntry,
+} from "./inbox.js";
 export { ASSISTANT_ENTRY, TOOL_RESULT_ENTRY, USER_ENTRY } from "./entries.js";
 export {
   GENERATION_TASK,
@@ -115,7 +121,8 @@ export {
 export { TOOL_TASK, type ToolCheckpoint, type ToolTaskInput } from "./tool-task.js";
 export type { GenerationInput } from "./placement.js";
 export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
-export { Conversation, type SubmitInput } from "./conversation.js";
+export { Conversation } from "./conversation.js";
+export type { SubmitInput, SubmitInputMessage, SubmitWrite } from "./submit.js";
 export { Submission } from "./submission.js";
 export { ApprovalNotPending, SubmissionUnanswered } from "./errors.js";
 export {

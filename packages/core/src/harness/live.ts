@@ -66,7 +66,12 @@ export type LiveCompaction = {
 };
 
 /** The submission being answered and the generation task answering it. */
-export type LiveRun = { submissionId: number; taskId: number };
+export type LiveRun = {
+  submissionId: number;
+  taskId: number;
+  /** Inputs steered into this answer (placed in its transcript; they settle with it). */
+  steered?: number[];
+};
 
 export type LiveState = {
   /** `null`: the conversation is idle. Changed by ordinary commits only. */

@@ -8,6 +8,7 @@ import { assistantEntry } from "./entries.js";
 import { HOOK_FAILED, HOOK_INVALID, UNKNOWN_HOOKS } from "./hooks.js";
 import { LiveDoc } from "./live.js";
 import { placeNext, type GenerationInput } from "./placement.js";
+import { settleSteered } from "./steering.js";
 
 /** The settlement reason of a run that names something the harness does not have, by error code. */
 const UNREGISTERED: Readonly<Record<string, string>> = {
@@ -66,8 +67,9 @@ export function settlementOf(task: TaskRecord): Settlement {
  * Inside the commit that ends a generation: keep the partial text of an
  * aborted or faulted turn (text only, never calls), clear its live slots
  * (the streaming answer, a pending retry), settle the submission (unless it
- * is settled already: an app that settled it itself keeps its settlement),
- * and place the next queued input, if any. `submission` is the submission
+ * is settled already: an app that settled it itself keeps its settlement)
+ * and the inputs steered into it the same way (those it never took queue
+ * first), and place the next queued input, if any. `submission` is the submission
  * as the commit found it before writing.
  */
 export async function finishRun(
@@ -75,6 +77,7 @@ export async function finishRun(
   task: TaskRecord,
   generation: TaskToken<GenerationInput>,
   submission: SubmissionRecord | null,
+  steered: readonly SubmissionRecord[] = [],
 ): Promise<void> {
   const conversationId = task.conversationId;
   const live = await tx.doc(LiveDoc, conversationId);
@@ -101,6 +104,7 @@ export async function finishRun(
   if (live.retry?.taskId === task.id) delete live.retry;
   if (submission?.status === "queued" || submission?.status === "placed")
     await tx.settleSubmission(submission.id, settlement);
+  await settleSteered(tx, conversationId, live, task.id, steered, settlement);
   if (live.run?.taskId !== task.id) return;
   await placeNext(tx, generation, live, conversationId);
 }
