@@ -19,7 +19,9 @@ import {
   scriptedModels,
   CHILD_RETRY,
   APPROVAL_REQUEST_ID,
+  delegateTool,
   deployTool,
+  helperScript,
   type HarnessModelFactory,
 } from "./scripts.js";
 
@@ -42,8 +44,12 @@ async function main(): Promise<void> {
     ? ((await import(config.modelModule)) as { createModel: HarnessModelFactory }).createModel
     : scriptedModels;
   const approving = config.scenario === "approval" || config.scenario === "approval-retry";
+  const subagent = config.scenario === "subagent";
   const harness = await Harness.open(storage, {
-    model: models(scenarioScript(config.scenario, "child", config.scriptId)),
+    models: {
+      default: models(scenarioScript(config.scenario, "child", config.scriptId)),
+      ...(subagent ? { helper: models(helperScript("child", config.scriptId)) } : {}),
+    },
     tools: [
       ...scenarioTools("child", {
         running: (name, api) => send({ type: "tool-running", name, attempt: api.attempt }),
@@ -51,9 +57,15 @@ async function main(): Promise<void> {
         committing: () => send({ type: "committing" }),
       }),
       ...(approving ? [deployTool("child", () => undefined)] : []),
+      ...(subagent ? [delegateTool(() => undefined)] : []),
     ],
     settings: { progress: { persistWithinMs: PROGRESS_WINDOW_MS }, retry: CHILD_RETRY },
     onError: (error, where) => send({ type: "failed", error: `${where}: ${String(error)}` }),
+  });
+  harness.session.subscribeCommits((event) => {
+    for (const write of event.writes)
+      if (write.type === "conversation" && write.value.owner !== undefined)
+        send({ type: "subagent-created", conversationId: write.value.id });
   });
   const root = await harness.root();
   let shown = -1;

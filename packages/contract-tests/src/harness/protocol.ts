@@ -31,6 +31,8 @@ export type HarnessChildMessage = { durablyHarness: 1; at: number } & (
   | { type: "approval-pending"; toolCallId: string }
   /** The "approval-retry" child stored its decision (`approve` resolved). */
   | { type: "approved"; submissionId: number }
+  /** The "subagent" child's tool created its child conversation (the helper now streams). */
+  | { type: "subagent-created"; conversationId: number }
   | { type: "failed"; error: string }
 );
 

@@ -54,6 +54,10 @@ const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
     name: "killed while a tool call waits for approval: it is still pending after reopening; approved then, it runs exactly once",
   },
   {
+    scenario: "subagent",
+    name: "killed while a tool's subagent answers: after reopening the tool finds the same subagent, which answers once, and the parent gets one answer",
+  },
+  {
     scenario: "approval-retry",
     name: "killed right after a call was approved with a requestId: the retried approval returns the stored decision and the tool runs exactly once",
   },

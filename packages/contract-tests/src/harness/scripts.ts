@@ -19,7 +19,8 @@ export type CrashScenario =
   | "compaction"
   | "tool-commit"
   | "approval"
-  | "approval-retry";
+  | "approval-retry"
+  | "subagent";
 
 /** The request id of the decision the "approval-retry" child stores and the parent retries. */
 export const APPROVAL_REQUEST_ID = "approve-deploy";
@@ -110,6 +111,15 @@ export function scenarioScript(
       turns: [
         { text: "deploying ", toolCalls: [{ name: "deploy", arguments: { env: "prod" } }] },
         { text: "deploy finished" },
+      ],
+      options: { chunkSize: 3 },
+    };
+  if (scenario === "subagent")
+    return {
+      id,
+      turns: [
+        { text: "asking ", toolCalls: [{ name: "delegate", arguments: { question: "2+3?" } }] },
+        { text: "the helper worked it out" },
       ],
       options: { chunkSize: 3 },
     };
@@ -252,6 +262,43 @@ export function deployTool(side: "child" | "parent", effect: (env: string) => vo
       if (side === "child") return blockUntilAborted(api);
       effect(env);
       return { content: `deployed to ${env}` };
+    },
+  });
+}
+
+/** What the "subagent" scenario's helper answers: long enough to kill the child while it streams. */
+export const HELPER_ANSWER = `2 + 3 = 5. ${Array.from({ length: 300 }, (_, i) => `n${i}`).join(" ")}`;
+
+/** The helper model's script: slow in the crash child, at full speed in the parent that resumes. */
+export function helperScript(side: "child" | "parent", id: string): ModelScript {
+  return {
+    id: `${id}-helper`,
+    turns: [{ text: HELPER_ANSWER }],
+    options: side === "child" ? { chunkSize: 3, chunkDelayMs: 3 } : { chunkSize: 3 },
+  };
+}
+
+/**
+ * "delegate" (safe): asks a subagent on the "helper" model (no tools) and
+ * returns its answer; `ran` is told each attempt.
+ */
+export function delegateTool(ran: (attempt: number) => void): Tool {
+  return defineTool<{ question: string }>({
+    name: "delegate",
+    description: "Asks a helper agent",
+    parameters: {
+      type: "object",
+      properties: { question: { type: "string" } },
+      required: ["question"],
+    },
+    replay: "safe",
+    execute: async ({ question }, api) => {
+      ran(api.attempt);
+      const result = await api.runConversation({
+        agent: { model: "helper", tools: [] },
+        input: question,
+      });
+      return { content: `helper says: ${result.text.slice(0, 10)}` };
     },
   });
 }

@@ -168,6 +168,15 @@ export class Harness {
       tools,
       outputBound: checked.outputBound,
       hooksFor: (agent) => resolveHooks(agent, defaults),
+      subagents: {
+        session,
+        generation: () => generation,
+        registry: {
+          models: new Set(checked.models.keys()),
+          tools: new Set(tools.keys()),
+          hooks: new Set(checked.hookSets.keys()),
+        },
+      },
     });
     const compaction = createCompactionTask({
       session,

@@ -122,6 +122,7 @@ export { TOOL_TASK, type ToolCheckpoint, type ToolTaskInput } from "./tool-task.
 export type { GenerationInput } from "./placement.js";
 export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
 export { Conversation } from "./conversation.js";
+export type { SubagentRequest, SubagentResult } from "./subagent.js";
 export type { SubmitInput, SubmitInputMessage, SubmitWrite } from "./submit.js";
 export { Submission } from "./submission.js";
 export { ApprovalNotPending, SubmissionUnanswered } from "./errors.js";

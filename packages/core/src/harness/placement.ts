@@ -1,5 +1,5 @@
 import type { ConversationId, SubmissionId } from "../domain/ids.js";
-import type { ContentPart, SubmissionRecord } from "../domain/records.js";
+import type { ContentPart, Ownership, SubmissionRecord } from "../domain/records.js";
 import type { Draft } from "../session/draft.js";
 import type { TaskToken } from "../session/tokens.js";
 import type { Transaction } from "../session/transaction.js";
@@ -29,13 +29,14 @@ export async function placeInput(
   submissionId: SubmissionId,
   content: string | ContentPart[],
   model?: string,
+  ownership: Ownership = { kind: "ownerless" },
 ): Promise<SubmissionRecord> {
   const entry = await tx.appendEntry(conversationId, userEntry(submissionId, content));
   const placed = await tx.placeSubmission(submissionId, entry.id);
   const taskId = await tx.createTask(
     generation,
     { submissionId, ...(model !== undefined ? { model } : {}) },
-    { ownership: { kind: "ownerless" }, conversationId },
+    { ownership, conversationId },
   );
   live.run = { submissionId, taskId };
   return placed;

@@ -18,6 +18,7 @@ import { toolResultEntry } from "./entries.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { Tool } from "./tool.js";
 import { toolApi } from "./tool-api.js";
+import type { SubagentDeps } from "./subagent.js";
 import { executeToolCall, type ToolCallOutcome } from "./tool-call.js";
 import { boundedOutputText, type ToolOutputBound } from "./tool-output.js";
 
@@ -70,6 +71,8 @@ export interface ToolTaskDeps {
   readonly outputBound: Required<ToolOutputBound>;
   /** The hooks of a conversation with this configuration (absent: none). */
   readonly hooksFor?: (agent: AgentState) => readonly Hooks[] | { error: ErrorInfo };
+  /** What `api.runConversation` needs (absent: tools cannot run subagents). */
+  readonly subagents?: SubagentDeps;
 }
 
 /** A hook's failure, which the tool-result entry carries so the generation ends the run with it. */
@@ -239,7 +242,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     const context = { conversationId, toolCallId: call.id, toolName: call.name, attempt };
     const verdict = await beforeTool(hooks, call, context);
     if (verdict && "error" in verdict) return void (await failed(verdict.error));
-    const { api, output } = toolApi(session, rt, attempt, outputBound);
+    const { api, output } = toolApi(session, rt, attempt, outputBound, deps.subagents);
     let outcome: ToolCallOutcome;
     try {
       outcome = verdict

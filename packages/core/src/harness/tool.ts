@@ -1,3 +1,4 @@
+import type { SubagentRequest, SubagentResult } from "./subagent.js";
 import type { ConversationId } from "../domain/ids.js";
 import { copyJson, type Json, type JsonObject } from "../domain/json.js";
 import type { ContentPart } from "../domain/records.js";
@@ -72,6 +73,14 @@ export interface ToolApi {
     fn: () => T | Promise<T>,
     options?: MemoOptions,
   ): Promise<T>;
+  /**
+   * Runs a subagent: a child conversation owned by this call's task, with
+   * its own agent configuration (`agent`, as `conversation.configure`
+   * takes it), answering `input`; resolves with its answer. Created once
+   * per call and order (a safe tool rerun after a crash waits for the same
+   * child); aborting the conversation aborts the child.
+   */
+  runConversation(request: SubagentRequest): Promise<SubagentResult>;
 }
 
 export type ToolReplay = "safe" | "unsafe";
