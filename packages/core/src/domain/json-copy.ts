@@ -23,6 +23,12 @@ export interface JsonCopyOptions {
    * (`MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS` from the copied value).
    */
   depth?: number;
+  /**
+   * Freeze every array and object of the copy as it is built (the session
+   * shares what it copies with readers, so it would freeze it next anyway:
+   * one walk instead of two).
+   */
+  freeze?: boolean;
 }
 
 /** @internal The depth failure, told apart from other violations by callers that re-check per value. */
@@ -34,6 +40,7 @@ interface CopyContext {
   /** The containers above the current one, for cycle detection; its length is the current nesting. */
   readonly ancestors: object[];
   readonly build: boolean;
+  readonly freeze: boolean;
   /** Levels allowed below the copied value's root, and the limit the error message states. */
   readonly levels: number;
   readonly stated: number;
@@ -81,10 +88,34 @@ function context(root: string, build: boolean, options: JsonCopyOptions | undefi
     path: [],
     ancestors: [],
     build,
+    freeze: build && options?.freeze === true,
     levels: depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH - depth,
     stated: depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH,
     deepest: 0,
   };
+}
+
+/**
+ * A primitive as JSON carries it (`-0` as `0`), or `undefined` when it is not
+ * JSON. Most values written are primitives: they need no copy context at all.
+ */
+export function jsonPrimitive(value: unknown): Json | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) return undefined;
+      return value === 0 ? 0 : value; // -0 === 0: both become +0
+    case "object":
+      return value === null ? null : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function primitiveFailure(value: unknown, root: string): never {
+  throw new TypeError(`${formatPath(root, [])}: ${describe(value)} is not JSON`);
 }
 
 /**
@@ -98,6 +129,10 @@ function context(root: string, build: boolean, options: JsonCopyOptions | undefi
  * the path under `root`.
  */
 export function copyJson(value: unknown, root = "value", options?: JsonCopyOptions): Json {
+  if (typeof value !== "object" || value === null) {
+    const primitive = jsonPrimitive(value);
+    return primitive === undefined ? primitiveFailure(value, root) : primitive;
+  }
   return copyAt(value, context(root, true, options));
 }
 
@@ -107,6 +142,10 @@ export function checkJson(
   root = "value",
   options?: JsonCopyOptions,
 ): asserts value is Json {
+  if (typeof value !== "object" || value === null) {
+    if (jsonPrimitive(value) === undefined) primitiveFailure(value, root);
+    return;
+  }
   copyAt(value, context(root, false, options));
 }
 
@@ -125,20 +164,11 @@ export function copyJsonMeasured(
 }
 
 function copyAt(value: unknown, ctx: CopyContext): Json {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value;
-    case "number":
-      if (!Number.isFinite(value)) fail(ctx, ctx.path, describe(value));
-      return value === 0 ? 0 : value; // -0 === 0: both become +0
-    case "object":
-      break;
-    default:
-      fail(ctx, ctx.path, describe(value));
+  if (typeof value !== "object" || value === null) {
+    const primitive = jsonPrimitive(value);
+    return primitive === undefined ? fail(ctx, ctx.path, describe(value)) : primitive;
   }
-  if (value === null) return null;
-  const { path, ancestors, build } = ctx;
+  const { path, ancestors } = ctx;
   if (ancestors.includes(value)) fail(ctx, path, "a cycle");
   // Checked before descending, so a value nested thousands deep stops here, not in a stack overflow.
   const level = ancestors.length + 1;
@@ -149,40 +179,64 @@ function copyAt(value: unknown, ctx: CopyContext): Json {
   if (level > ctx.deepest) ctx.deepest = level;
   ancestors.push(value);
   try {
-    if (Array.isArray(value)) {
-      if (Object.getPrototypeOf(value) !== Array.prototype) fail(ctx, path, describe(value));
-      const length = value.length;
-      const out: Json[] = build ? new Array<Json>(length) : [];
-      for (let i = 0; i < length; i++) {
-        const descriptor = Object.getOwnPropertyDescriptor(value, i);
-        if (descriptor === undefined) fail(ctx, [...path, i], "a hole in a sparse array");
-        if (descriptor.get || descriptor.set) fail(ctx, [...path, i], "an accessor");
-        path.push(i);
-        const item = copyAt(value[i], ctx);
-        path.pop();
-        if (build) out[i] = item;
-      }
-      return out;
-    }
-    const proto: unknown = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) fail(ctx, path, describe(value));
-    if (Object.getOwnPropertySymbols(value).length > 0)
-      fail(ctx, path, "an object with symbol keys");
-    const out: JsonObject = {};
-    const source = value as Record<string, unknown>;
-    for (const key of Object.keys(source)) {
-      const descriptor = Object.getOwnPropertyDescriptor(source, key);
-      if (descriptor && (descriptor.get || descriptor.set))
-        fail(ctx, [...path, key], "an accessor");
-      const item = source[key];
-      if (item === undefined) continue;
-      path.push(key);
-      const copied = copyAt(item, ctx);
-      path.pop();
-      if (build) setOwn(out, key, copied);
-    }
+    const out: Json = Array.isArray(value) ? copyArray(value, ctx) : copyObject(value, ctx);
+    if (ctx.freeze) Object.freeze(out);
     return out;
   } finally {
     ancestors.pop();
   }
+}
+
+function copyArray(value: unknown[], ctx: CopyContext): Json[] {
+  const { path, build } = ctx;
+  if (Object.getPrototypeOf(value) !== Array.prototype) fail(ctx, path, describe(value));
+  const length = value.length;
+  const out: Json[] = build ? new Array<Json>(length) : [];
+  for (let i = 0; i < length; i++) {
+    // One descriptor read per element: it finds holes and accessors and carries the value.
+    const descriptor = Object.getOwnPropertyDescriptor(value, i);
+    if (descriptor === undefined) fail(ctx, [...path, i], "a hole in a sparse array");
+    if (descriptor.get || descriptor.set) fail(ctx, [...path, i], "an accessor");
+    const item: unknown = descriptor.value;
+    let copied: Json;
+    if (typeof item !== "object" || item === null) {
+      const primitive = jsonPrimitive(item);
+      if (primitive === undefined) fail(ctx, [...path, i], describe(item));
+      copied = primitive;
+    } else {
+      path.push(i);
+      copied = copyAt(item, ctx);
+      path.pop();
+    }
+    if (build) out[i] = copied;
+  }
+  return out;
+}
+
+function copyObject(value: object, ctx: CopyContext): JsonObject {
+  const { path, build } = ctx;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) fail(ctx, path, describe(value));
+  if (Object.getOwnPropertySymbols(value).length > 0) fail(ctx, path, "an object with symbol keys");
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    // Gone meanwhile (a proxy, say): skipped, as JSON.stringify would.
+    if (descriptor === undefined) continue;
+    if (descriptor.get || descriptor.set) fail(ctx, [...path, key], "an accessor");
+    const item: unknown = descriptor.value;
+    if (item === undefined) continue;
+    let copied: Json;
+    if (typeof item !== "object" || item === null) {
+      const primitive = jsonPrimitive(item);
+      if (primitive === undefined) fail(ctx, [...path, key], describe(item));
+      copied = primitive;
+    } else {
+      path.push(key);
+      copied = copyAt(item, ctx);
+      path.pop();
+    }
+    if (build) setOwn(out, key, copied);
+  }
+  return out;
 }

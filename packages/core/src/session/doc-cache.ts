@@ -69,17 +69,23 @@ export class DocCache {
     private readonly isWatched: (key: string) => boolean = () => false,
   ) {}
 
-  slot(key: string, address: DocumentAddress): DocSlot {
+  /** The slot at `key` if the session has one, marked most recently used. */
+  touch(key: string): DocSlot | undefined {
     // A commit reaches its slot twice in a row (open, then push at accept): skip the LRU re-insert.
     if (this.newest?.key === key) return this.newest;
-    let slot = this.slots.get(key);
+    const slot = this.slots.get(key);
     if (slot) {
       this.newest = slot;
       this.slots.delete(key);
       this.slots.set(key, slot);
-      return slot;
     }
-    slot = new DocSlot(key, address);
+    return slot;
+  }
+
+  slot(key: string, address: DocumentAddress): DocSlot {
+    const found = this.touch(key);
+    if (found) return found;
+    const slot = new DocSlot(key, address);
     this.slots.set(key, slot);
     this.newest = slot;
     if (this.slots.size > this.capacity) this.evict();
@@ -101,6 +107,12 @@ export class DocCache {
       slot.stored = doc ? incarnationFrom(doc) : null;
       return slot.stored;
     }
+  }
+
+  /** The newest state when the session knows it without asking storage; `undefined` when it must ask. */
+  preparedNow(slot: DocSlot): DocState | undefined {
+    const last = slot.pending[slot.pending.length - 1];
+    return last ? last.change.state : slot.stored;
   }
 
   /** The newest state: what the next commit callback sees. */

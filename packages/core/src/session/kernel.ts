@@ -11,8 +11,13 @@ export interface Kernel {
   readonly docs: DocCache;
   /** Throws `SessionFailed` / `SessionClosed` when the session cannot take work. */
   check(): void;
-  /** A fresh id; a failure fails the session (storage is broken) and rejects with `SessionFailed`. */
+  /**
+   * A fresh id from storage. Throws at once when the session cannot take
+   * work; a rejection must go through `mintFailed`.
+   */
   mintId(): Promise<number>;
+  /** A failed `storage.mintId` means storage is broken: fails the session and throws `SessionFailed`. */
+  readonly mintFailed: (error: unknown) => never;
   /** Stored conversations are immutable, so the session remembers the ones it has seen. */
   knownConversation(id: number): ConversationRecord | undefined;
   rememberConversation(record: ConversationRecord): void;

@@ -168,6 +168,7 @@ export class Session {
       docs: this.docs,
       check: () => this.checkUsable(),
       mintId: () => this.mintId(),
+      mintFailed: (error) => this.mintFailed(error),
       knownConversation: (id) => this.known.get(id),
       rememberConversation: (record) => this.remember(record),
       entrySeq: (id) => this.entrySeq(id),
@@ -288,7 +289,8 @@ export class Session {
       const failed = tx.operationFailure;
       if (failed) throw failed.error;
       this.throwIfFailed();
-      prepared = await tx.seal();
+      const sealed = tx.seal();
+      prepared = sealed instanceof Promise ? await sealed : sealed;
       this.throwIfFailed();
     } catch (error) {
       tx.discard();
@@ -533,14 +535,19 @@ export class Session {
     if (this.closed) throw new SessionClosed("the session is closed");
   }
 
-  private async mintId(): Promise<number> {
+  /** Storage's promise itself (no wrapper per id); its rejection goes through `mintFailed`. */
+  private mintId(): Promise<number> {
     this.checkUsable();
     try {
-      return await this.storage.mintId();
+      return Promise.resolve(this.storage.mintId());
     } catch (error) {
-      this.fail(error, "storage.mintId failed");
-      throw this.failure as SessionFailed;
+      return Promise.reject(error as Error);
     }
+  }
+
+  private mintFailed(error: unknown): never {
+    this.fail(error, "storage.mintId failed");
+    throw this.failure as SessionFailed;
   }
 
   private remember(record: ConversationRecord): void {
