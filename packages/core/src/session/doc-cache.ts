@@ -6,11 +6,12 @@ import type {
   Storage,
 } from "../storage/port.js";
 import { deepFreeze } from "./freeze.js";
-import type { DocChange, DocIncarnation, DocState, PreparedCommit } from "./prepared.js";
+import type { DocChange, DocIncarnation, DocState } from "./prepared.js";
 import type { DocValue } from "./tokens.js";
 
 interface PendingState {
-  readonly layer: PreparedCommit;
+  /** The object the session tracks the commit by. */
+  readonly layer: object;
   readonly change: DocChange;
   /** Visible to snapshots and watchers (stored, or deferred and published). */
   published: boolean;
@@ -29,6 +30,13 @@ export class DocSlot {
     readonly key: string,
     readonly address: DocumentAddress,
   ) {}
+}
+
+function pendingIndex(slot: DocSlot, layer: object): number {
+  const pending = slot.pending;
+  for (let i = 0; i < pending.length; i++)
+    if ((pending[i] as PendingState).layer === layer) return i;
+  return -1;
 }
 
 export function incarnationFrom(doc: MaterializedDocument): DocIncarnation {
@@ -58,8 +66,6 @@ export function incarnationFrom(doc: MaterializedDocument): DocIncarnation {
  */
 export class DocCache {
   private readonly slots = new Map<string, DocSlot>();
-  /** Slots with at least one pending state. */
-  readonly pendingSlots = new Set<DocSlot>();
   /** The most recently used slot (last in `slots` order). */
   private newest: DocSlot | undefined;
 
@@ -137,36 +143,31 @@ export class DocCache {
    * evicted (or never loaded) meanwhile, which is exact because only the
    * commit line creates pending states.
    */
-  push(
-    key: string,
-    address: DocumentAddress,
-    layer: PreparedCommit,
-    change: DocChange,
-    basedOn: DocState,
-  ): void {
-    const slot = this.slot(key, address);
-    if (slot.stored === undefined && slot.pending.length === 0) slot.stored = basedOn;
+  push(layer: object, change: DocChange): void {
+    const slot = this.slot(change.addressKey, change.address);
+    if (slot.stored === undefined && slot.pending.length === 0) slot.stored = change.basedOn;
     slot.pending.push({ layer, change, published: false });
-    this.pendingSlots.add(slot);
   }
 
-  markPublished(layer: PreparedCommit): void {
-    for (const change of layer.docs) {
+  markPublished(layer: object, changes: readonly DocChange[]): void {
+    for (const change of changes) {
       const slot = this.slots.get(change.addressKey);
-      const entry = slot?.pending.find((p) => p.layer === layer);
-      if (entry) entry.published = true;
+      if (!slot) continue;
+      const index = pendingIndex(slot, layer);
+      if (index !== -1) (slot.pending[index] as PendingState).published = true;
     }
   }
 
   /** The layer is stored at `seq`: its states become the stored ones. */
-  adopt(layer: PreparedCommit, seq: Seq): void {
-    for (const change of layer.docs) {
+  adopt(layer: object, changes: readonly DocChange[], seq: Seq): void {
+    for (const change of changes) {
       const slot = this.slots.get(change.addressKey);
       if (!slot) continue;
-      const index = slot.pending.findIndex((p) => p.layer === layer);
+      const index = pendingIndex(slot, layer);
       if (index === -1) continue;
       // Layers are stored in order, so this is the oldest pending state.
-      slot.pending.splice(0, index + 1);
+      if (index === 0) slot.pending.shift();
+      else slot.pending.splice(0, index + 1);
       const state = change.state;
       let stamped: DocState = state;
       if (state !== null && state.createdAt === undefined) {
@@ -176,25 +177,23 @@ export class DocCache {
       }
       slot.stored = stamped;
       slot.generation++;
-      if (slot.pending.length === 0) this.pendingSlots.delete(slot);
     }
   }
 
   /** Forgets a layer that will never be stored (the session failed). */
-  discard(layer: PreparedCommit): void {
-    for (const change of layer.docs) {
+  discard(layer: object, changes: readonly DocChange[]): void {
+    for (const change of changes) {
       const slot = this.slots.get(change.addressKey);
       if (!slot) continue;
-      const index = slot.pending.findIndex((p) => p.layer === layer);
+      const index = pendingIndex(slot, layer);
       if (index !== -1) slot.pending.splice(index, 1);
-      if (slot.pending.length === 0) this.pendingSlots.delete(slot);
     }
   }
 
-  /** Pending states per address, newest per address, for listing documents of a scope. */
+  /** Pending states per address, newest per address, for listing documents of a scope (rare: forks, tasks ending). */
   pendingStates(): Map<string, { slot: DocSlot; state: DocState }> {
     const out = new Map<string, { slot: DocSlot; state: DocState }>();
-    for (const slot of this.pendingSlots) {
+    for (const slot of this.slots.values()) {
       const last = slot.pending[slot.pending.length - 1];
       if (last) out.set(slot.key, { slot, state: last.change.state });
     }

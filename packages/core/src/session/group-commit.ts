@@ -1,5 +1,5 @@
 import type { Seq } from "../domain/ids.js";
-import type { Batch, Storage } from "../storage/port.js";
+import type { Batch, CommitResult, Storage } from "../storage/port.js";
 
 export interface QueuedBatch {
   readonly writes: Batch;
@@ -23,9 +23,11 @@ export interface GroupCommitStats {
 }
 
 /**
- * The flusher of DESIGN 2.1: whenever storage is idle, every queued batch
- * goes out in ONE `storage.commit` call, each keeping its own seq. While a
- * call is in flight new batches queue up and leave together in the next.
+ * The flusher: whenever storage is idle, every queued batch goes out in ONE
+ * `storage.commit` call, each keeping its own seq. While a call is in flight
+ * new batches queue up and leave together in the next. Written with bound
+ * callbacks rather than an async loop: a call costs one promise reaction,
+ * not the frames of two async functions.
  */
 export class GroupCommitter<B extends QueuedBatch> {
   private queue: B[] = [];
@@ -33,7 +35,35 @@ export class GroupCommitter<B extends QueuedBatch> {
   private startTimer: ReturnType<typeof setImmediate> | undefined;
   private broken = false;
   private idleWaiters: (() => void)[] = [];
+  /** The batches of the call in flight, and the seqs storage reported for them. */
+  private inFlight: B[] = [];
+  private readonly seqs: (Seq | undefined)[] = [];
   readonly stats: GroupCommitStats = { calls: 0, batches: 0 };
+
+  private readonly receive = (index: number, seq: Seq): void => {
+    this.seqs[index] = seq;
+  };
+  private readonly startNow = (): void => this.start();
+  private readonly next = (): void => this.flush();
+  private readonly onResult = (result: CommitResult): void => {
+    let stored: number;
+    let refused: unknown;
+    try {
+      ({ stored, refused } = result);
+    } catch (error) {
+      this.onError(error); // not a result at all
+      return;
+    }
+    this.handle(stored, refused);
+    this.handlers.settled?.();
+    this.flush();
+  };
+  private readonly onError = (error: unknown): void => {
+    this.broken = true;
+    this.handlers.failed(error, this.inFlight);
+    this.handlers.settled?.();
+    this.flush();
+  };
 
   constructor(
     private readonly storage: Storage,
@@ -55,7 +85,7 @@ export class GroupCommitter<B extends QueuedBatch> {
     this.queue.push(batch);
     if (this.running) return;
     if (more) {
-      this.startTimer ??= setImmediate(() => this.start());
+      this.startTimer ??= setImmediate(this.startNow);
       return;
     }
     this.start();
@@ -68,7 +98,7 @@ export class GroupCommitter<B extends QueuedBatch> {
     // Start on a microtask so batches queued in the same turn (deferred progress
     // flushed right before an ordinary commit, say) share the first call too.
     this.running = true;
-    queueMicrotask(() => void this.run());
+    queueMicrotask(this.next);
   }
 
   /** True when nothing is queued or in flight. */
@@ -90,44 +120,36 @@ export class GroupCommitter<B extends QueuedBatch> {
     if (lost.length > 0) this.handlers.failed(cause, lost);
   }
 
-  private async run(): Promise<void> {
-    try {
-      while (this.queue.length > 0 && !this.broken) {
-        const batches = this.queue;
-        this.queue = [];
-        await this.send(batches);
-        this.handlers.settled?.();
-      }
-    } finally {
+  /** Sends everything queued in one call, or goes idle when nothing is (or the pipeline broke). */
+  private flush(): void {
+    if (this.queue.length === 0 || this.broken) {
       this.running = false;
-      if (this.queue.length === 0 || this.broken) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const resolve of waiters) resolve();
-      }
-    }
-  }
-
-  private async send(batches: B[]): Promise<void> {
-    const seqs: (Seq | undefined)[] = new Array<Seq | undefined>(batches.length);
-    let stored: number;
-    let refused: unknown;
-    this.stats.calls++;
-    this.stats.batches += batches.length;
-    try {
-      const result = await this.storage.commit(
-        batches.map((b) => b.writes),
-        (index, seq) => {
-          seqs[index] = seq;
-        },
-      );
-      stored = result.stored;
-      refused = result.refused;
-    } catch (error) {
-      this.broken = true;
-      this.handlers.failed(error, batches);
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
       return;
     }
+    this.running = true;
+    const batches = this.queue;
+    this.queue = [];
+    this.inFlight = batches;
+    this.seqs.length = 0;
+    this.stats.calls++;
+    this.stats.batches += batches.length;
+    const writes = new Array<Batch>(batches.length);
+    for (let i = 0; i < batches.length; i++) writes[i] = (batches[i] as B).writes;
+    let call: Promise<CommitResult>;
+    try {
+      call = Promise.resolve(this.storage.commit(writes, this.receive));
+    } catch (error) {
+      this.onError(error);
+      return;
+    }
+    call.then(this.onResult, this.onError);
+  }
+
+  private handle(stored: number, refused: unknown): void {
+    const batches = this.inFlight;
     if (!Number.isSafeInteger(stored) || stored < 0 || stored > batches.length) {
       this.broken = true;
       this.handlers.failed(
@@ -140,7 +162,7 @@ export class GroupCommitter<B extends QueuedBatch> {
     }
     let previous = 0;
     for (let i = 0; i < stored; i++) {
-      const seq = seqs[i];
+      const seq = this.seqs[i];
       if (seq === undefined || !(seq > previous)) {
         this.broken = true;
         this.handlers.failed(
