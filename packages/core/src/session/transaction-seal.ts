@@ -64,30 +64,32 @@ export function discard(tx: TransactionState): void {
  */
 export function seal(tx: TransactionState): PreparedCommit | null | Promise<PreparedCommit | null> {
   tx.revoked = true;
-  const content: StorageWrite[] = [];
-  const changes: DocChange[] = [];
-  const retires: StorageWrite[] = [];
+  // Content follows the table writes straight away; fork copies and retirements come after it.
+  const content = tx.tableWrites;
+  let changes: DocChange[] | undefined;
+  let retires: StorageWrite[] | undefined;
   const finals = tx.forks === undefined ? undefined : new Map<string, Final>();
   if (tx.open)
     for (const open of tx.open.values()) {
-      sealDoc(open, content, changes, finals);
-      if (open.retired && !open.created) retires.push({ type: "document.retire", id: open.id });
+      const change = sealDoc(open, content, finals);
+      if (change) (changes ??= []).push(change);
+      if (open.retired && !open.created)
+        (retires ??= []).push({ type: "document.retire", id: open.id });
     }
   if (tx.forks === undefined && tx.terminalTasks === undefined && tx.retirements === undefined)
-    return assemble(tx, content, changes, NONE, retires);
-  return sealScopes(tx, content, changes, retires, finals);
+    return assemble(tx, changes ?? NONE, retires ?? NONE);
+  return sealScopes(tx, changes ?? [], retires ?? [], finals);
 }
 
 /** One opened document's content write and change. */
 function sealDoc(
   open: OpenDoc,
   content: StorageWrite[],
-  changes: DocChange[],
   finals: Map<string, Final> | undefined,
-): void {
+): DocChange | undefined {
   const final = open.tracker.finish();
   finals?.set(open.key, final);
-  if (open.created && open.retired) return; // born and retired in one commit: nothing to store
+  if (open.created && open.retired) return undefined; // born and retired in one commit: nothing to store
   const version = open.token.version;
   const value = final.value;
   let ops: readonly Op[] = final.ops;
@@ -115,7 +117,7 @@ function sealDoc(
       content: base ? { kind: "base", version, value } : { kind: "delta", version, ops: final.ops },
     });
     deltasSinceBase = base ? 0 : deltasSinceBase + 1;
-  } else if (!open.retired) return; // opened, not changed
+  } else if (!open.retired) return undefined; // opened, not changed
   const state: DocIncarnation | null = open.retired
     ? null
     : {
@@ -126,25 +128,23 @@ function sealDoc(
         value,
         deltasSinceBase,
       };
-  changes.push({
+  return {
     addressKey: open.key,
     address: open.address,
     basedOn: open.basedOn,
     state,
     ops: state === null ? [] : ops,
-  });
+  };
 }
 
 function assemble(
   tx: TransactionState,
-  content: readonly StorageWrite[],
   changes: readonly DocChange[],
+  retires: readonly StorageWrite[],
   copies: readonly StorageWrite[] = NONE,
-  retires: readonly StorageWrite[] = NONE,
 ): PreparedCommit | null {
   // The transaction is revoked, so its table-write array can carry the batch (no copy).
   const writes = tx.tableWrites;
-  for (const write of content) writes.push(write);
   for (const write of copies) writes.push(write);
   for (const write of retires) writes.push(write);
   if (writes.length === 0) return null;
@@ -152,7 +152,7 @@ function assemble(
     writes,
     deferred: tx.deferred,
     conversations: valuesOf(tx.conversations),
-    entries: valuesOf(tx.entries),
+    entries: tx.entries ?? NONE,
     tasks: valuesOf(tx.tasks),
     submissions: valuesOf(tx.submissions),
     docs: changes,
@@ -163,7 +163,6 @@ function assemble(
 /** The rare part of sealing: fork copies, retirements, documents of tasks made terminal. */
 async function sealScopes(
   tx: TransactionState,
-  content: StorageWrite[],
   opened: DocChange[],
   retires: StorageWrite[],
   finals: Map<string, Final> | undefined,
@@ -189,10 +188,9 @@ async function sealScopes(
   }
   return assemble(
     tx,
-    content,
     [...changes.values()],
-    copies.map((copy) => copy.write),
     retires,
+    copies.map((copy) => copy.write),
   );
 }
 
@@ -279,7 +277,7 @@ async function forkCopies(
       });
     };
     // The fork point written by this very commit: "as of" it is the end of this commit.
-    const atHere = tx.entries?.has(fork.at) === true;
+    const atHere = tx.entries?.some((entry) => entry.id === fork.at) === true;
     for (const doc of await scopeDocs(tx, parentScope)) {
       if (doc.record.fork !== "current" && !(atHere && doc.record.fork === "asOf")) continue;
       let version: number;

@@ -87,7 +87,8 @@ export class TransactionState {
   taskWriteIndex: Map<number, number> | undefined;
   submissionWriteIndex: Map<number, number> | undefined;
   conversations: Map<number, ConversationRecord> | undefined;
-  entries: Map<number, EntryRecord> | undefined;
+  /** Entries appended, in order (few per commit: a list, searched by id). */
+  entries: EntryRecord[] | undefined;
   tasks: Map<number, TaskRecord> | undefined;
   submissions: Map<number, SubmissionRecord> | undefined;
   /** Documents opened, by address key. */
@@ -157,7 +158,8 @@ export class TransactionState {
   }
 
   async findEntry(id: EntryId): Promise<EntryRecord | undefined> {
-    const local = this.entries?.get(id) ?? this.kernel.overlay.entries.get(id);
+    const local =
+      this.entries?.find((entry) => entry.id === id) ?? this.kernel.overlay.entries.get(id);
     if (local) return local;
     return (await this.kernel.storage.entry(id))?.entry;
   }

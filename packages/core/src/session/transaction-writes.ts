@@ -150,7 +150,7 @@ export function appendEntry(
       ...fields,
     });
     tx.tableWrites.push({ type: "entry", value: record });
-    (tx.entries ??= new Map()).set(id, record);
+    (tx.entries ??= []).push(record);
     return record;
   };
   if (Number.isSafeInteger(conversationId) && tx.localConversation(conversationId))
