@@ -81,7 +81,7 @@ type PipelineBatch = CommitItem | GroupBatch;
  * state: a storage failure fails every pending and later call.
  */
 export class CommitLine {
-  readonly overlay = new Overlay<CommitItem>();
+  readonly overlay = new Overlay<CommitItem>((item) => item.prepared as PreparedCommit);
   readonly docs: DocCache;
   readonly watches: DocWatches;
   readonly subscribers: CommitSubscribers;
@@ -223,7 +223,7 @@ export class CommitLine {
   private accept(item: CommitItem, prepared: PreparedCommit | null): void {
     item.prepared = prepared;
     if (prepared) {
-      this.overlay.add(prepared, item);
+      this.overlay.add(item);
       for (const change of prepared.docs) this.docs.push(item, change);
       if (item.deferred) this.deferred.add(item);
       else {
@@ -281,7 +281,7 @@ export class CommitLine {
     item.stored = true;
     item.seq = seq;
     const layer = item.prepared as PreparedCommit;
-    this.overlay.drop(layer, item);
+    this.overlay.drop(item);
     this.docs.adopt(item, layer.docs, seq);
     if (item.storedWaiters) {
       for (const waiter of item.storedWaiters) waiter.resolve(seq);

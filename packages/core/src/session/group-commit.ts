@@ -137,7 +137,8 @@ export class GroupCommitter<B extends QueuedBatch> {
     const batches = this.queue;
     this.queue = [];
     this.inFlight = batches;
-    this.seqs.length = 0;
+    // Cleared slot by slot: a storage that skips `receive` must not see an earlier call's seq.
+    for (let i = 0; i < batches.length; i++) this.seqs[i] = undefined;
     this.stats.calls++;
     this.stats.batches += batches.length;
     const writes = new Array<Batch>(batches.length);

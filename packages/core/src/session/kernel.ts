@@ -2,12 +2,12 @@ import type { EntryId, Seq } from "../domain/ids.js";
 import type { ConversationRecord } from "../domain/records.js";
 import type { Storage } from "../storage/port.js";
 import type { DocCache } from "./doc-cache.js";
-import type { Overlay } from "./overlay.js";
+import type { OverlayView } from "./overlay.js";
 
 /** What a transaction needs from its session (kept narrow so the transaction is testable on its own terms). */
 export interface Kernel {
   readonly storage: Storage;
-  readonly overlay: Overlay;
+  readonly overlay: OverlayView;
   readonly docs: DocCache;
   /** Throws `SessionFailed` / `SessionClosed` when the session cannot take work. */
   check(): void;

@@ -5,7 +5,7 @@ import type {
   TaskRecord,
 } from "../domain/records.js";
 
-/** The table records one prepared commit wrote. */
+/** The table records one prepared commit wrote (each id at most once per table). */
 export interface LayerRecords {
   readonly conversations: readonly ConversationRecord[];
   readonly entries: readonly EntryRecord[];
@@ -13,46 +13,65 @@ export interface LayerRecords {
   readonly submissions: readonly SubmissionRecord[];
 }
 
-interface Held<T, L> {
-  value: T;
-  layer: L;
+/** What a transaction reads of the overlay: the newest pending record per id. */
+export interface OverlayTable<T> {
+  get(id: number): T | undefined;
+  values(): T[];
 }
 
-class LayeredTable<T extends { id: number }, L> {
-  private readonly byId = new Map<number, Held<T, L>>();
+export interface OverlayView {
+  readonly conversations: OverlayTable<ConversationRecord>;
+  readonly entries: OverlayTable<EntryRecord>;
+  readonly tasks: OverlayTable<TaskRecord>;
+  readonly submissions: OverlayTable<SubmissionRecord>;
+}
 
-  add(records: readonly T[], layer: L): void {
-    for (let i = 0; i < records.length; i++) {
-      const value = records[i] as T;
-      this.byId.set(value.id, { value, layer });
-    }
-  }
+type TableName = keyof LayerRecords;
+type RecordOf<N extends TableName> = LayerRecords[N][number];
 
-  /** Drops the records of a stored layer unless a later layer replaced them. */
-  drop(records: readonly T[], layer: L): void {
-    for (let i = 0; i < records.length; i++) {
-      const id = (records[i] as T).id;
-      if (this.byId.get(id)?.layer === layer) this.byId.delete(id);
-    }
-  }
+/**
+ * One table's view over the pending layers. A layer holds few records and
+ * few layers are pending (one per commit in flight), so lookups scan the
+ * layers, newest first, instead of keeping a per-id index that every
+ * commit would fill and empty again; a table with nothing pending is
+ * skipped at once.
+ */
+class LayeredTable<N extends TableName, L> {
+  /** Records of this table in the pending layers. */
+  count = 0;
 
-  get(id: number): T | undefined {
-    return this.byId.get(id)?.value;
+  constructor(
+    private readonly overlay: Overlay<L>,
+    private readonly name: N,
+  ) {}
+
+  get(id: number): RecordOf<N> | undefined {
+    return this.find(id)?.record;
   }
 
   /** The layer that holds the newest version of this id. */
   layerOf(id: number): L | undefined {
-    return this.byId.get(id)?.layer;
+    return this.find(id)?.layer;
   }
 
-  get size(): number {
-    return this.byId.size;
+  /** The newest version of every pending record, in the order ids first appeared. */
+  values(): RecordOf<N>[] {
+    if (this.count === 0) return [];
+    const newest = new Map<number, RecordOf<N>>();
+    for (const layer of this.overlay.pending())
+      for (const record of this.overlay.recordsOf(layer)[this.name]) newest.set(record.id, record);
+    return [...newest.values()];
   }
 
-  values(): T[] {
-    const out: T[] = [];
-    for (const held of this.byId.values()) out.push(held.value);
-    return out;
+  private find(id: number): { record: RecordOf<N>; layer: L } | undefined {
+    if (this.count === 0) return undefined;
+    const layers = this.overlay.pending();
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const layer = layers[i] as L;
+      const records = this.overlay.recordsOf(layer)[this.name];
+      for (const record of records) if (record.id === id) return { record, layer };
+    }
+    return undefined;
   }
 }
 
@@ -60,35 +79,48 @@ class LayeredTable<T extends { id: number }, L> {
  * Table records of commits that are prepared but not yet stored: what the
  * next callback must see on top of storage (read-your-writes across the
  * pipeline). Newest layer wins; a layer leaves once storage has it. A layer
- * is whatever object the session tracks a commit by.
- * Lookups are synchronous so a reader checks here first and only then asks
- * storage, which by then holds every layer that already left.
+ * is whatever object the session tracks a commit by; `recordsOf` gives its
+ * records. Lookups are synchronous so a reader checks here first and only
+ * then asks storage, which by then holds every layer that already left.
  */
-export class Overlay<L = object> {
-  readonly conversations = new LayeredTable<ConversationRecord, L>();
-  readonly entries = new LayeredTable<EntryRecord, L>();
-  readonly tasks = new LayeredTable<TaskRecord, L>();
-  readonly submissions = new LayeredTable<SubmissionRecord, L>();
-  private layers = 0;
+export class Overlay<L> implements OverlayView {
+  readonly conversations = new LayeredTable(this, "conversations");
+  readonly entries = new LayeredTable(this, "entries");
+  readonly tasks = new LayeredTable(this, "tasks");
+  readonly submissions = new LayeredTable(this, "submissions");
+  /** Pending layers, oldest first (storage stores them in this order). */
+  private readonly layers: L[] = [];
 
-  add(records: LayerRecords, layer: L): void {
-    this.layers++;
-    if (records.conversations.length > 0) this.conversations.add(records.conversations, layer);
-    if (records.entries.length > 0) this.entries.add(records.entries, layer);
-    if (records.tasks.length > 0) this.tasks.add(records.tasks, layer);
-    if (records.submissions.length > 0) this.submissions.add(records.submissions, layer);
+  constructor(readonly recordsOf: (layer: L) => LayerRecords) {}
+
+  pending(): readonly L[] {
+    return this.layers;
   }
 
-  drop(records: LayerRecords, layer: L): void {
-    this.layers--;
-    if (records.conversations.length > 0) this.conversations.drop(records.conversations, layer);
-    if (records.entries.length > 0) this.entries.drop(records.entries, layer);
-    if (records.tasks.length > 0) this.tasks.drop(records.tasks, layer);
-    if (records.submissions.length > 0) this.submissions.drop(records.submissions, layer);
+  add(layer: L): void {
+    this.layers.push(layer);
+    this.count(this.recordsOf(layer), 1);
+  }
+
+  drop(layer: L): void {
+    const layers = this.layers;
+    // Stored in order: the oldest layer, nearly always.
+    const index = layers[0] === layer ? 0 : layers.indexOf(layer);
+    if (index === -1) return;
+    if (index === 0) layers.shift();
+    else layers.splice(index, 1);
+    this.count(this.recordsOf(layer), -1);
   }
 
   /** True when no layer is pending (reads go straight to storage). */
   get empty(): boolean {
-    return this.layers === 0;
+    return this.layers.length === 0;
+  }
+
+  private count(records: LayerRecords, sign: 1 | -1): void {
+    this.conversations.count += sign * records.conversations.length;
+    this.entries.count += sign * records.entries.length;
+    this.tasks.count += sign * records.tasks.length;
+    this.submissions.count += sign * records.submissions.length;
   }
 }
