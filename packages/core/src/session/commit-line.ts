@@ -25,8 +25,22 @@ export function withResolvers<T>(): Resolvers<T> & { promise: Promise<T> } {
   return { promise, resolve, reject };
 }
 
+/** A promise rejected with `error`, whatever it is (a storage may throw anything). */
+// eslint-disable-next-line @typescript-eslint/require-await -- the async function is how the rejection is made
+async function rejection(error: unknown): Promise<never> {
+  throw error;
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** The item whose promise is being made: the executor runs synchronously, so no closure per commit is needed. */
+let making: CommitItem | undefined;
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  const item = making as CommitItem;
+  item.resolve = resolve;
+  item.reject = reject;
 }
 
 /**
@@ -38,7 +52,7 @@ function describe(error: unknown): string {
 export class CommitItem {
   resolve!: (value: unknown) => void;
   reject!: (error: unknown) => void;
-  readonly promise: Promise<unknown>;
+  promise!: Promise<unknown>;
   /** The callback's value once it returned. */
   value: unknown = undefined;
   prepared: PreparedCommit | null = null;
@@ -56,12 +70,20 @@ export class CommitItem {
     readonly callback: (tx: Transaction) => unknown,
     readonly deferred: boolean,
     readonly signal: AbortSignal | undefined,
-  ) {
-    this.promise = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-  }
+  ) {}
+}
+
+/** A new commit item with its promise. */
+export function commitItem(
+  callback: (tx: Transaction) => unknown,
+  deferred: boolean,
+  signal: AbortSignal | undefined,
+): CommitItem {
+  const item = new CommitItem(callback, deferred, signal);
+  making = item;
+  item.promise = new Promise(capture);
+  making = undefined;
+  return item;
 }
 
 /** A batch that is not one ordinary commit: coalesced deferred progress, or the root at open. */
@@ -386,7 +408,7 @@ export class CommitLine {
     try {
       return Promise.resolve(this.storage.mintId());
     } catch (error) {
-      return Promise.reject(error as Error);
+      return rejection(error);
     }
   }
 

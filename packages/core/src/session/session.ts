@@ -1,7 +1,7 @@
 import { SessionClosed, type SessionFailed, UnknownRecord } from "../domain/errors.js";
 import { ROOT_CONVERSATION_ID, type ConversationId, type EntryId } from "../domain/ids.js";
 import type { CallOptions, Storage } from "../storage/port.js";
-import { CommitItem, CommitLine } from "./commit-line.js";
+import { CommitLine, commitItem } from "./commit-line.js";
 import { incarnationFrom } from "./doc-cache.js";
 import { checkVersion, readAs } from "./doc-versions.js";
 import type { GroupCommitStats } from "./group-commit.js";
@@ -129,7 +129,7 @@ export class Session {
       return Promise.reject(new TypeError(`commit: durability must be "deferred" or absent`));
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    const item = new CommitItem(callback, durability === "deferred", signal);
+    const item = commitItem(callback, durability === "deferred", signal);
     this.line.submit(item);
     return item.promise as Promise<T>;
   }

@@ -57,13 +57,13 @@ export function doc(
   seed: unknown,
 ): DocValue | Promise<DocValue> {
   const k = addressKeyOf(token, scopeId, key);
-  const open = tx.open?.get(k);
+  const open = tx.openDoc(k);
   if (open) return draftOf(open, token);
   let opening = tx.opening?.get(k);
   if (opening === undefined) {
     const now = openNow(tx, token, scopeId, k);
     if (now) {
-      (tx.open ??= new Map()).set(k, now);
+      tx.addOpen(now);
       return draftOf(now, token);
     }
     const openings = (tx.opening ??= new Map());
@@ -162,7 +162,7 @@ async function openLater(
       retired: false,
     };
   }
-  (tx.open ??= new Map()).set(k, open);
+  tx.addOpen(open);
   return open;
 }
 
@@ -178,7 +178,7 @@ function byDraftOf(tx: TransactionState, draft: unknown): OpenDoc {
   if (typeof draft === "object" && draft !== null) {
     const known = tx.byDraft?.get(draft);
     if (known) return known;
-    for (const open of tx.open?.values() ?? []) {
+    for (const open of tx.opened ?? []) {
       if (open.tracker.draft === draft) {
         (tx.byDraft ??= new Map()).set(draft, open);
         return open;
@@ -196,7 +196,7 @@ export async function retireDoc(
   key: string | undefined,
 ): Promise<boolean> {
   const k = addressKeyOf(token, scopeId, key);
-  let open = tx.open?.get(k);
+  let open = tx.openDoc(k);
   const opening = open ? undefined : tx.opening?.get(k);
   if (opening) {
     open = await opening;

@@ -54,7 +54,7 @@ function incarnationRecord(
 /** Revokes every draft without producing a batch (the callback threw). */
 export function discard(tx: TransactionState): void {
   tx.revoked = true;
-  if (tx.open) for (const open of tx.open.values()) open.tracker.revoke();
+  if (tx.opened) for (const open of tx.opened) open.tracker.revoke();
 }
 
 /**
@@ -69,8 +69,8 @@ export function seal(tx: TransactionState): PreparedCommit | null | Promise<Prep
   let changes: DocChange[] | undefined;
   let retires: StorageWrite[] | undefined;
   const finals = tx.forks === undefined ? undefined : new Map<string, Final>();
-  if (tx.open)
-    for (const open of tx.open.values()) {
+  if (tx.opened)
+    for (const open of tx.opened) {
       const change = sealDoc(open, content, finals);
       if (change) (changes ??= []).push(change);
       if (open.retired && !open.created)
@@ -228,7 +228,7 @@ async function scopeDocs(tx: TransactionState, scope: DocumentScope): Promise<Sc
         open: undefined,
       });
   }
-  for (const open of tx.open?.values() ?? []) {
+  for (const open of tx.opened ?? []) {
     if (!sameScope(open.address.scope) || (open.created && open.retired)) continue;
     found.set(open.key, {
       key: open.key,

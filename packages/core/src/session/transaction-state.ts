@@ -69,6 +69,9 @@ export function visibleIn(
   return false;
 }
 
+/** Documents a commit opens before they are indexed by key (most commits open one or two). */
+const OPEN_LIST = 8;
+
 const REVOKED = "the transaction was used after its commit callback settled";
 
 /**
@@ -91,8 +94,10 @@ export class TransactionState {
   entries: EntryRecord[] | undefined;
   tasks: Map<number, TaskRecord> | undefined;
   submissions: Map<number, SubmissionRecord> | undefined;
-  /** Documents opened, by address key. */
-  open: Map<string, OpenDoc> | undefined;
+  /** Documents opened, in the order they were opened (see `openDoc`). */
+  opened: OpenDoc[] | undefined;
+  /** An index of `opened` by address key, once a commit opens more than a few. */
+  private openIndex: Map<string, OpenDoc> | undefined;
   /** Opens waiting for storage, by address key (concurrent `doc` calls share one). */
   opening: Map<string, Promise<OpenDoc>> | undefined;
   /** Root drafts handed out by `replaceDoc`, to find their document again. */
@@ -107,6 +112,24 @@ export class TransactionState {
     readonly kernel: Kernel,
     readonly deferred: boolean,
   ) {}
+
+  // ---- documents opened --------------------------------------------------------
+
+  /** The document opened at address key `key`; a short list is searched, a long one indexed. */
+  openDoc(key: string): OpenDoc | undefined {
+    const opened = this.opened;
+    if (opened === undefined) return undefined;
+    if (this.openIndex !== undefined) return this.openIndex.get(key);
+    for (const open of opened) if (open.key === key) return open;
+    return undefined;
+  }
+
+  addOpen(open: OpenDoc): void {
+    const opened = (this.opened ??= []);
+    opened.push(open);
+    if (this.openIndex !== undefined) this.openIndex.set(open.key, open);
+    else if (opened.length > OPEN_LIST) this.openIndex = new Map(opened.map((o) => [o.key, o]));
+  }
 
   // ---- guards ---------------------------------------------------------------
 

@@ -161,7 +161,7 @@ export function appendEntry(
 function pushTask(tx: TransactionState, record: TaskRecord): TaskRecord {
   const frozen = deepFreeze(record as unknown as JsonObject) as unknown as TaskRecord;
   const write: StorageWrite = { type: "task", value: frozen };
-  const indexes = (tx.taskWriteIndex ??= new Map());
+  const indexes = (tx.taskWriteIndex ??= new Map<number, number>());
   const index = indexes.get(frozen.id);
   if (index === undefined) {
     indexes.set(frozen.id, tx.tableWrites.length);
@@ -230,7 +230,7 @@ export async function putTask(tx: TransactionState, record: TaskRecord): Promise
 function pushSubmission(tx: TransactionState, record: SubmissionRecord): SubmissionRecord {
   const frozen = deepFreeze(record as unknown as JsonObject) as unknown as SubmissionRecord;
   const write: StorageWrite = { type: "submission", value: frozen };
-  const indexes = (tx.submissionWriteIndex ??= new Map());
+  const indexes = (tx.submissionWriteIndex ??= new Map<number, number>());
   const index = indexes.get(frozen.id);
   if (index === undefined) {
     indexes.set(frozen.id, tx.tableWrites.length);

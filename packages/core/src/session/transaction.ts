@@ -51,9 +51,14 @@ const ignore = (): void => undefined;
 
 /** A rejected promise that is already observed: the commit reports the failure, not the process. */
 function observedRejection<T>(error: unknown): Promise<T> {
-  const rejected = Promise.reject(error as Error);
+  const rejected = rejection<T>(error);
   rejected.catch(ignore);
   return rejected;
+}
+
+// eslint-disable-next-line @typescript-eslint/require-await -- the async function is how the rejection is made
+async function rejection<T>(error: unknown): Promise<T> {
+  throw error;
 }
 
 /**
