@@ -178,9 +178,11 @@ export class CommitLine {
     if (this.lineBusy) return;
     const next = this.waiting.shift();
     if (!next) {
-      const waiters = this.lineIdleWaiters;
-      this.lineIdleWaiters = [];
-      for (const resolve of waiters) resolve();
+      if (this.lineIdleWaiters.length > 0) {
+        const waiters = this.lineIdleWaiters;
+        this.lineIdleWaiters = [];
+        for (const resolve of waiters) resolve();
+      }
       return;
     }
     this.lineBusy = true;

@@ -128,9 +128,11 @@ export class GroupCommitter<B extends QueuedBatch> {
   private flush(): void {
     if (this.queue.length === 0 || this.broken) {
       this.running = false;
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
+      if (this.idleWaiters.length > 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const resolve of waiters) resolve();
+      }
       return;
     }
     this.running = true;
