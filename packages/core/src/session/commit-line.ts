@@ -7,7 +7,7 @@ import { DocCache } from "./doc-cache.js";
 import { GroupCommitter, type GroupCommitStats } from "./group-commit.js";
 import type { Kernel } from "./kernel.js";
 import { Overlay } from "./overlay.js";
-import type { PreparedCommit } from "./prepared.js";
+import type { DocChange, PreparedCommit } from "./prepared.js";
 import { Transaction } from "./transaction.js";
 import { CommitSubscribers, DocWatches, type ListenerErrorHandler } from "./watches.js";
 
@@ -248,7 +248,8 @@ export class CommitLine {
     item.prepared = prepared;
     if (prepared) {
       this.overlay.add(item);
-      for (const change of prepared.docs) this.docs.push(item, change);
+      const { docs } = prepared;
+      for (let i = 0; i < docs.length; i++) this.docs.push(item, docs[i] as DocChange);
       if (item.deferred) this.deferred.add(item);
       else {
         // An ordinary commit stores pending deferred progress first (same storage call), preserving order.
@@ -312,7 +313,9 @@ export class CommitLine {
       item.storedWaiters = undefined;
     }
     if (inGroup) this.runHooks(layer, seq);
-    else for (const record of layer.conversations) this.remember(record);
+    else
+      for (let i = 0; i < layer.conversations.length; i++)
+        this.remember(layer.conversations[i] as ConversationRecord);
   }
 
   private onStorageFailed(cause: unknown, lost: PipelineBatch[]): void {
@@ -383,7 +386,9 @@ export class CommitLine {
   }
 
   private runHooks(layer: PreparedCommit, seq: Seq | undefined): void {
-    for (const hook of layer.afterCommit) {
+    const hooks = layer.afterCommit;
+    if (hooks.length === 0) return;
+    for (const hook of hooks) {
       try {
         hook({ seq });
       } catch (error) {

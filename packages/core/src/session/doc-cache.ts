@@ -150,7 +150,8 @@ export class DocCache {
   }
 
   markPublished(layer: object, changes: readonly DocChange[]): void {
-    for (const change of changes) {
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i] as DocChange;
       const slot = this.slots.get(change.addressKey);
       if (!slot) continue;
       const index = pendingIndex(slot, layer);
@@ -160,7 +161,8 @@ export class DocCache {
 
   /** The layer is stored at `seq`: its states become the stored ones. */
   adopt(layer: object, changes: readonly DocChange[], seq: Seq): void {
-    for (const change of changes) {
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i] as DocChange;
       const slot = this.slots.get(change.addressKey);
       if (!slot) continue;
       const index = pendingIndex(slot, layer);

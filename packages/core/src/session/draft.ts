@@ -177,6 +177,9 @@ export class DraftTracker {
   /** @internal The `get` trap. */
   read(node: DraftNode, target: Container, prop: string | symbol): unknown {
     this.checkLive();
+    // `await tx.doc(...)` asks every draft for `then`: answered here, not by walking the
+    // prototype chain. A draft is never a thenable unless the document has a "then" key.
+    if (prop === "then" && !hasOwn(target, prop)) return undefined;
     if (Array.isArray(target)) {
       const index = arrayIndex(prop);
       if (index !== undefined) return index < target.length ? this.view(node, index) : undefined;

@@ -69,7 +69,10 @@ class LayeredTable<N extends TableName, L> {
     for (let i = layers.length - 1; i >= 0; i--) {
       const layer = layers[i] as L;
       const records = this.overlay.recordsOf(layer)[this.name];
-      for (const record of records) if (record.id === id) return { record, layer };
+      for (let j = 0; j < records.length; j++) {
+        const record = records[j] as RecordOf<N>;
+        if (record.id === id) return { record, layer };
+      }
     }
     return undefined;
   }

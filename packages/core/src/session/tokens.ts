@@ -198,6 +198,26 @@ export function addressOf(token: AnyDocToken, scopeId: unknown, key: unknown): D
  */
 export function addressKeyOf(token: AnyDocToken, scopeId: unknown, key: unknown): string {
   checkDocArguments(token, scopeId, key);
+  if (key !== undefined) return buildKey(token, scopeId, key as string);
+  // Single documents: the key of each scope is kept, so the next lookup neither builds nor
+  // hashes a new string (a cached string carries its hash).
+  let byScope = keyCache.get(token);
+  if (byScope === undefined) keyCache.set(token, (byScope = new Map<unknown, string>()));
+  const scope = scopeId ?? null;
+  let cached = byScope.get(scope);
+  if (cached === undefined) {
+    if (byScope.size >= KEY_CACHE_SIZE) byScope.clear();
+    cached = buildKey(token, scopeId, undefined);
+    byScope.set(scope, cached);
+  }
+  return cached;
+}
+
+/** Address keys of single documents by token, then scope id (bounded per token). */
+const keyCache = new WeakMap<AnyDocToken, Map<unknown, string>>();
+const KEY_CACHE_SIZE = 4096;
+
+function buildKey(token: AnyDocToken, scopeId: unknown, key: string | undefined): string {
   const { kind } = token;
   const scope =
     token.scope === "session"
@@ -207,7 +227,7 @@ export function addressKeyOf(token: AnyDocToken, scopeId: unknown, key: unknown)
         : `t:${scopeId as number}`;
   return key === undefined
     ? `${kind.length}:${kind}${scope}`
-    : `${kind.length}:${kind}${scope}\u0000${key as string}`;
+    : `${kind.length}:${kind}${scope}\u0000${key}`;
 }
 
 /**

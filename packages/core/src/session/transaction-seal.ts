@@ -69,10 +69,15 @@ export function seal(tx: TransactionState): PreparedCommit | null | Promise<Prep
   let changes: DocChange[] | undefined;
   let retires: StorageWrite[] | undefined;
   const finals = tx.forks === undefined ? undefined : new Map<string, Final>();
-  if (tx.opened)
-    for (const open of tx.opened) {
+  const opened = tx.opened;
+  if (opened)
+    for (let i = 0; i < opened.length; i++) {
+      const open = opened[i] as OpenDoc;
       const change = sealDoc(open, content, finals);
-      if (change) (changes ??= []).push(change);
+      if (change) {
+        if (changes) changes.push(change);
+        else changes = [change];
+      }
       if (open.retired && !open.created)
         (retires ??= []).push({ type: "document.retire", id: open.id });
     }
@@ -145,8 +150,8 @@ function assemble(
 ): PreparedCommit | null {
   // The transaction is revoked, so its table-write array can carry the batch (no copy).
   const writes = tx.tableWrites;
-  for (const write of copies) writes.push(write);
-  for (const write of retires) writes.push(write);
+  for (let i = 0; i < copies.length; i++) writes.push(copies[i] as StorageWrite);
+  for (let i = 0; i < retires.length; i++) writes.push(retires[i] as StorageWrite);
   if (writes.length === 0) return null;
   return {
     writes,

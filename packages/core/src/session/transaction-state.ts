@@ -125,7 +125,11 @@ export class TransactionState {
   }
 
   addOpen(open: OpenDoc): void {
-    const opened = (this.opened ??= []);
+    const opened = this.opened;
+    if (opened === undefined) {
+      this.opened = [open];
+      return;
+    }
     opened.push(open);
     if (this.openIndex !== undefined) this.openIndex.set(open.key, open);
     else if (opened.length > OPEN_LIST) this.openIndex = new Map(opened.map((o) => [o.key, o]));

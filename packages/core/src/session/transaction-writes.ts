@@ -150,7 +150,8 @@ export function appendEntry(
       ...fields,
     });
     tx.tableWrites.push({ type: "entry", value: record });
-    (tx.entries ??= []).push(record);
+    if (tx.entries) tx.entries.push(record);
+    else tx.entries = [record];
     return record;
   };
   if (Number.isSafeInteger(conversationId) && tx.localConversation(conversationId))
