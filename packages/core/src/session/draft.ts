@@ -11,7 +11,6 @@ import { jsonPrimitive, setOwn } from "../domain/json-copy.js";
 import type { Op } from "../domain/ops.js";
 import { ARRAY_MUTATORS, arrayMethod } from "./draft-arrays.js";
 import { DraftNode, type Container } from "./draft-node.js";
-import { deepFreeze } from "./freeze.js";
 import { stringOps } from "./string-ops.js";
 import type { DocValue } from "./tokens.js";
 
@@ -89,7 +88,7 @@ export class DraftTracker {
   finish(): { value: DocValue; ops: Op[] } {
     this.revoked = true;
     if (this.ops.length === 0) return { value: this.base, ops: this.ops };
-    return { value: deepFreeze(this.root.copy as Json) as DocValue, ops: this.ops };
+    return { value: this.root.freeze(), ops: this.ops };
   }
 
   /** Revokes every view without producing a value (the callback threw). */

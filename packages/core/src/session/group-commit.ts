@@ -57,14 +57,12 @@ export class GroupCommitter<B extends QueuedBatch> {
       return;
     }
     this.handle(stored, refused);
-    this.handlers.settled?.();
-    this.flush();
+    this.done();
   };
   private readonly onError = (error: unknown): void => {
     this.broken = true;
-    this.handlers.failed(error, this.inFlight);
-    this.handlers.settled?.();
-    this.flush();
+    this.handlers.failed(error, this.inFlight.slice());
+    this.done();
   };
 
   constructor(
@@ -124,6 +122,14 @@ export class GroupCommitter<B extends QueuedBatch> {
     if (lost.length > 0) this.handlers.failed(cause, lost);
   }
 
+  /** The call in flight was handled: empty its array for reuse, then send what queued meanwhile. */
+  private done(): void {
+    const batches = this.inFlight;
+    while (batches.length > 0) batches.pop();
+    this.handlers.settled?.();
+    this.flush();
+  }
+
   /** Sends everything queued in one call, or goes idle when nothing is (or the pipeline broke). */
   private flush(): void {
     if (this.queue.length === 0 || this.broken) {
@@ -136,8 +142,10 @@ export class GroupCommitter<B extends QueuedBatch> {
       return;
     }
     this.running = true;
+    // Two arrays swap roles and are emptied with pop(), which keeps their storage: a call
+    // allocates only the writes array it hands to storage.
     const batches = this.queue;
-    this.queue = [];
+    this.queue = this.inFlight;
     this.inFlight = batches;
     // Cleared slot by slot: a storage that skips `receive` must not see an earlier call's seq.
     for (let i = 0; i < batches.length; i++) this.seqs[i] = undefined;
@@ -163,7 +171,7 @@ export class GroupCommitter<B extends QueuedBatch> {
         new Error(
           `storage.commit returned stored = ${String(stored)} for ${batches.length} batches`,
         ),
-        batches,
+        batches.slice(),
       );
       return;
     }

@@ -49,7 +49,6 @@ export type SubmissionSettlement =
 
 /** A value written whole: its own levels count toward MAX_JSON_DEPTH. */
 const VALUE = { depth: 0, freeze: true } as const;
-const ENTRY_FIELDS = new Set(["kind", "data", "model", "head", "edits", "byTaskId"]);
 
 async function ownerOf(
   tx: TransactionState,
@@ -113,6 +112,45 @@ export async function forkConversation(
   });
 }
 
+/** Where each entry field's errors are reported: the input object is a wrapper, each field a value. */
+const ENTRY_ROOTS = new Map<string, string>(
+  ["kind", "data", "model", "head", "edits", "byTaskId"].map((key) => [key, `entry.${key}`]),
+);
+
+/**
+ * The entry record without its id: each field checked and copied once,
+ * straight into the record (no copy of the input object). An input that is
+ * not a plain object takes the general copy, for the same errors.
+ */
+function entryRecord(
+  input: object,
+  conversationId: ConversationId,
+): Record<string, Json | undefined> & { id: number } {
+  const keys = Object.keys(input);
+  for (const key of keys)
+    if (!ENTRY_ROOTS.has(key))
+      throw new TypeError(
+        `entry.${key}: not an entry field (kind, data, model, head, edits, byTaskId)`,
+      );
+  const proto: unknown = Object.getPrototypeOf(input);
+  if (proto !== Object.prototype && proto !== null) {
+    const fields = copyJson(input, "entry", { depth: -1, freeze: true }) as JsonObject;
+    return { id: 0, conversationId, ...fields };
+  }
+  if (Object.getOwnPropertySymbols(input).length > 0)
+    throw new TypeError("entry: an object with symbol keys is not JSON");
+  const record: Record<string, Json | undefined> & { id: number } = { id: 0, conversationId };
+  for (const key of keys) {
+    const descriptor = Object.getOwnPropertyDescriptor(input, key);
+    if (descriptor === undefined) continue;
+    if (descriptor.get || descriptor.set)
+      throw new TypeError(`entry.${key}: an accessor is not JSON`);
+    const value: unknown = descriptor.value;
+    if (value !== undefined) record[key] = copyJson(value, ENTRY_ROOTS.get(key), VALUE);
+  }
+  return record;
+}
+
 /**
  * Checks and copies the entry synchronously; the one await is the id. A
  * conversation the session already knows needs no lookup (the common case).
@@ -124,35 +162,23 @@ export function appendEntry(
 ): Promise<EntryRecord> {
   if (typeof input !== "object" || input === null)
     throw new TypeError("entry: the input must be an object");
-  for (const key of Object.keys(input))
-    if (!ENTRY_FIELDS.has(key))
-      throw new TypeError(
-        `entry.${key}: not an entry field (kind, data, model, head, edits, byTaskId)`,
-      );
-  // The input object is a wrapper, not a value: data, model and edits get 256 levels each.
-  const fields = copyJson(input, "entry", {
-    depth: -1,
-    freeze: true,
-  }) as unknown as AppendEntryInput;
-  if (typeof fields.kind !== "string" || fields.kind === "")
+  const record = entryRecord(input, conversationId);
+  if (typeof record.kind !== "string" || record.kind === "")
     throw new TypeError("entry.kind: must be a non-empty string");
-  if (fields.head !== undefined) checkId("entry.head", fields.head);
-  if (fields.byTaskId !== undefined) checkId("entry.byTaskId", fields.byTaskId);
-  if (fields.model !== undefined && !Array.isArray(fields.model))
+  if (record.head !== undefined) checkId("entry.head", record.head);
+  if (record.byTaskId !== undefined) checkId("entry.byTaskId", record.byTaskId);
+  if (record.model !== undefined && !Array.isArray(record.model))
     throw new TypeError("entry.model: must be an array of messages");
-  if (fields.edits !== undefined && !Array.isArray(fields.edits))
+  if (record.edits !== undefined && !Array.isArray(record.edits))
     throw new TypeError("entry.edits: must be an array");
   const push = (id: number): EntryRecord => {
     tx.stillOpen();
-    const record: EntryRecord = Object.freeze({
-      id: id as EntryId,
-      conversationId,
-      ...fields,
-    });
-    tx.tableWrites.push({ type: "entry", value: record });
-    if (tx.entries) tx.entries.push(record);
-    else tx.entries = [record];
-    return record;
+    record.id = id;
+    const entry = Object.freeze(record) as unknown as EntryRecord;
+    tx.tableWrites.push({ type: "entry", value: entry });
+    if (tx.entries) tx.entries.push(entry);
+    else tx.entries = [entry];
+    return entry;
   };
   if (Number.isSafeInteger(conversationId) && tx.localConversation(conversationId))
     return tx.kernel.mintId().then(push, tx.kernel.mintFailed);
