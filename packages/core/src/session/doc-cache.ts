@@ -25,6 +25,8 @@ export class DocSlot {
   readonly pending: PendingState[] = [];
   /** Bumped whenever `stored` changes through adoption, so a load that raced with it is retried. */
   generation = 0;
+  /** Used since the eviction scan last passed it (a second chance instead of reordering on every use). */
+  used = true;
 
   constructor(
     readonly key: string,
@@ -66,8 +68,6 @@ export function incarnationFrom(doc: MaterializedDocument): DocIncarnation {
  */
 export class DocCache {
   private readonly slots = new Map<string, DocSlot>();
-  /** The most recently used slot (last in `slots` order). */
-  private newest: DocSlot | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -75,16 +75,10 @@ export class DocCache {
     private readonly isWatched: (key: string) => boolean = () => false,
   ) {}
 
-  /** The slot at `key` if the session has one, marked most recently used. */
+  /** The slot at `key` if the session has one, marked used. */
   touch(key: string): DocSlot | undefined {
-    // A commit reaches its slot twice in a row (open, then push at accept): skip the LRU re-insert.
-    if (this.newest?.key === key) return this.newest;
     const slot = this.slots.get(key);
-    if (slot) {
-      this.newest = slot;
-      this.slots.delete(key);
-      this.slots.set(key, slot);
-    }
+    if (slot) slot.used = true;
     return slot;
   }
 
@@ -93,7 +87,6 @@ export class DocCache {
     if (found) return found;
     const slot = new DocSlot(key, address);
     this.slots.set(key, slot);
-    this.newest = slot;
     if (this.slots.size > this.capacity) this.evict();
     return slot;
   }
@@ -207,12 +200,21 @@ export class DocCache {
     return state ? state.id : undefined;
   }
 
+  /**
+   * Drops slots beyond `capacity`, oldest first, sparing those with pending
+   * states or watchers. A slot used since the scan last passed it gets a
+   * second chance (the CLOCK approximation of least recently used: a use
+   * only sets a flag, it does not reorder the map). The second pass finds
+   * every flag cleared, so the bound holds after each call.
+   */
   private evict(): void {
-    for (const [key, slot] of this.slots) {
-      if (this.slots.size <= this.capacity) return;
-      if (slot.pending.length > 0 || this.isWatched(key)) continue;
-      this.slots.delete(key);
-      if (slot === this.newest) this.newest = undefined;
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [key, slot] of this.slots) {
+        if (this.slots.size <= this.capacity) return;
+        if (slot.pending.length > 0 || this.isWatched(key)) continue;
+        if (slot.used) slot.used = false;
+        else this.slots.delete(key);
+      }
     }
   }
 }
