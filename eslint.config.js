@@ -10,6 +10,7 @@ export default tseslint.config(
       "**/.tools/**",
       "**/bench-results/**",
       "**/coverage/**",
+      "**/.examples/**",
     ],
   },
   js.configs.recommended,

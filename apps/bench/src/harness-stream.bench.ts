@@ -1,4 +1,4 @@
-// A streamed answer of 10,000 chunks through the harness (DESIGN 2.5, 7, 9):
+// A streamed answer of 10,000 chunks through the harness:
 // chunks/s and the storage commits it issued, per backend, next to the
 // model stream alone (the ceiling) and to one ordinary commit per chunk
 // (what streaming costs without deferred progress), measured in the same run.
@@ -113,7 +113,11 @@ async function harnessCase(backend: string, open: Open, label: string, model: Mo
 async function modelOnly(): Promise<Row> {
   const start = performance.now();
   let n = 0;
-  for await (const event of fastModel().stream({ messages: [], tools: [] }))
+  for await (const event of fastModel().stream({
+    messages: [],
+    tools: [],
+    conversationId: ROOT_CONVERSATION_ID,
+  }))
     if (event.type === "text") n++;
   const seconds = (performance.now() - start) / 1000;
   return {
@@ -140,7 +144,11 @@ async function commitPerChunk(backend: string, open: Open): Promise<Row> {
   const session = await Session.open(await open());
   const before = session.commitStats;
   const start = performance.now();
-  for await (const event of fastModel().stream({ messages: [], tools: [] })) {
+  for await (const event of fastModel().stream({
+    messages: [],
+    tools: [],
+    conversationId: ROOT_CONVERSATION_ID,
+  })) {
     if (event.type !== "text") continue;
     await session.commit(async (tx) => {
       const doc = await tx.doc(Progress, ROOT_CONVERSATION_ID);

@@ -1,4 +1,4 @@
-// Commits/s on PostgreSQL over loopback (DESIGN 4.5, 9): the Session on
+// Commits/s on PostgreSQL over loopback: the Session on
 // @durably/storage-postgres with 1 and 64 concurrent writers, next to raw `pg`
 // writing the same rows one transaction per commit, in the same run.
 //

@@ -1,4 +1,4 @@
-// Tasks created and completed per second on SQLite, 1 and 64 concurrent (DESIGN 6, 9),
+// Tasks created and completed per second on SQLite, 1 and 64 concurrent,
 // next to raw better-sqlite3 doing the same row writes in the same run.
 //
 //   node --conditions=@durably/source --import tsx apps/bench/src/tasks.bench.ts [--smoke]

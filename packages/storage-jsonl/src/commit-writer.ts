@@ -44,12 +44,14 @@ export function serializeCall(
   const placements: (Placement | undefined)[][] = [];
   let markers = "";
   let persisted = state.persistedHighWater;
+  // Every record names its call by the call's first seq: recovery accepts unconfirmed records of one call only.
+  const call = batches[0]?.seq ?? 0;
   for (const batch of batches) {
     const writes: MarkerWrite[] = [];
     const batchPlacements: (Placement | undefined)[] = [];
     let ordinal = 0;
     const sidecar = (file: string, payload: RecordPayload, index: number): number => {
-      const line = encodeRecord({ seq: batch.seq, ordinal, payload });
+      const line = encodeRecord({ seq: batch.seq, call, ordinal, payload });
       let chunk = sidecars.get(file);
       if (chunk === undefined) {
         const known = state.files.get(file);
@@ -135,7 +137,7 @@ async function settleAll(jobs: Promise<void>[]): Promise<void> {
 }
 
 /**
- * The publication protocol (DESIGN 4.3): (1) append every sidecar record,
+ * The publication protocol (the package README): (1) append every sidecar record,
  * (2) with fsync flush each touched sidecar (and the directory when a file
  * is new), (3) append all markers to main.jsonl in one write, (4) with
  * fsync flush it. Only then may the caller publish. A marker never reaches

@@ -8,7 +8,8 @@ import {
 } from "@durably/core";
 import type { FileSystem } from "./file-system.js";
 import type { DocumentState, RevisionRef } from "./jsonl-state.js";
-import { decodeRecord, LineError, splitLines } from "./line-format.js";
+import { splitLines } from "./line-cursor.js";
+import { decodeRecord, LineError } from "./line-format.js";
 
 /** Number of revisions with `seq <= at` (revisions are seq-ascending). */
 function countAtOrBefore(revisions: readonly RevisionRef[], at: number): number {

@@ -2,4 +2,4 @@ export { openJsonlStorage, JsonlStorage, type JsonlStorageOptions } from "./json
 export type { FileSystem, AppendFile, FileLock } from "./file-system.js";
 export { nodeFileSystem } from "./node-file-system.js";
 export type { RecoveryReport } from "./recovery.js";
-export { FORMAT, MAIN_FILE, LOCK_FILE } from "./line-format.js";
+export { MARKER_FORMAT, RECORD_FORMAT, MAIN_FILE, LOCK_FILE } from "./line-format.js";

@@ -156,7 +156,7 @@ export async function openJsonlStorage(
   }
 }
 
-/** The Storage port over append-only JSONL files (DESIGN 4.3). Create it with `openJsonlStorage`. */
+/** The Storage port over append-only JSONL files. Create it with `openJsonlStorage`. */
 export class JsonlStorage implements Storage {
   readonly capabilities: StorageCapabilities = Object.freeze({ persistent: true });
   private readonly queue = new SerialQueue();

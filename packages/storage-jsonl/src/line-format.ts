@@ -1,4 +1,3 @@
-import { isAscii } from "node:buffer";
 import { crc32 } from "node:zlib";
 import {
   checkBatchShape,
@@ -11,18 +10,25 @@ import {
   type SubmissionRecord,
   type TaskRecord,
 } from "@durably/core";
+import type { LineCursor } from "./line-cursor.js";
 
 /**
- * Format 1 of the JSONL files: one JSON object per line, `\n` terminated.
+ * The line formats of the JSONL files: one JSON object per line, `\n` terminated.
  *
  *   main.jsonl      {"format":1,"type":"commit","seq":3,"writes":[...],"crc":...}
- *   doc-<id>.jsonl  {"format":1,"type":"record","seq":3,"ordinal":0,"payload":{"type":"document",...},"crc":...}
- *   task-<id>.jsonl {"format":1,"type":"record","seq":3,"ordinal":1,"payload":{"type":"task",...},"crc":...}
+ *   doc-<id>.jsonl  {"format":2,"type":"record","seq":3,"call":2,"ordinal":0,"payload":{"type":"document",...},"crc":...}
+ *   task-<id>.jsonl {"format":2,"type":"record","seq":3,"call":2,"ordinal":1,"payload":{"type":"task",...},"crc":...}
  *
  * Every line ends with `"crc"`: the CRC-32 of the line's JSON without that
  * member, so a flipped byte anywhere in a committed line is caught on open.
+ *
+ * Record format 2 adds `call`: the first seq of the commit call that wrote
+ * the record, so recovery can tell the records of the one call a crash may
+ * leave unconfirmed from those of earlier calls whose markers were lost.
+ * Format-1 records (no `call`) are still read. Markers are unchanged (format 1).
  */
-export const FORMAT = 1;
+export const MARKER_FORMAT = 1;
+export const RECORD_FORMAT = 2;
 
 export const MAIN_FILE = "main.jsonl";
 export const LOCK_FILE = "LOCK";
@@ -81,6 +87,8 @@ export type RecordPayload =
 
 export interface SidecarRecord {
   seq: number;
+  /** First seq of the commit call that wrote the record; undefined for a format-1 record. */
+  call?: number;
   ordinal: number;
   payload: RecordPayload;
 }
@@ -90,13 +98,13 @@ function withCrc(json: string): string {
 }
 
 export function encodeMarker(marker: Marker): string {
-  const head = `{"format":${FORMAT},"type":"commit","seq":${marker.seq},"writes":${JSON.stringify(marker.writes)}`;
+  const head = `{"format":${MARKER_FORMAT},"type":"commit","seq":${marker.seq},"writes":${JSON.stringify(marker.writes)}`;
   return withCrc(marker.ids === undefined ? `${head}}` : `${head},"ids":${marker.ids}}`);
 }
 
-export function encodeRecord(record: SidecarRecord): string {
+export function encodeRecord(record: SidecarRecord & { call: number }): string {
   return withCrc(
-    `{"format":${FORMAT},"type":"record","seq":${record.seq},"ordinal":${record.ordinal},"payload":${JSON.stringify(record.payload)}}`,
+    `{"format":${RECORD_FORMAT},"type":"record","seq":${record.seq},"call":${record.call},"ordinal":${record.ordinal},"payload":${JSON.stringify(record.payload)}}`,
   );
 }
 
@@ -134,11 +142,15 @@ function parseLine(
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new LineError("not a JSON object");
   const line = value as Record<string, unknown>;
-  if (line.format !== FORMAT) {
-    if (typeof line.format === "number")
+  // Judged by the line's own type, so a record line in main.jsonl is reported as misplaced, not as a version.
+  const own = line.type === "record" || line.type === "commit" ? line.type : type;
+  const newest = own === "commit" ? MARKER_FORMAT : RECORD_FORMAT;
+  const format = line.format;
+  if (typeof format !== "number" || !Number.isInteger(format) || format < 1 || format > newest) {
+    if (typeof format === "number")
       throw new LineError(
-        `format ${line.format} is not understood by this version (it reads format ${FORMAT})`,
-        line.format,
+        `format ${format} is not understood by this version (it reads ${own} lines of format ${newest === 1 ? "1" : `1 to ${newest}`})`,
+        format,
       );
     throw new LineError(`no "format" field`);
   }
@@ -294,10 +306,16 @@ function checkContent(value: unknown): DocumentContent {
   return c as unknown as DocumentContent;
 }
 
-/** Decodes a sidecar record line; `at` as for `decodeMarker`. */
+const RECORD_KEYS = ["format", "type", "seq", "call", "ordinal", "payload", "crc"] as const;
+const RECORD_KEYS_FORMAT_1 = ["format", "type", "seq", "ordinal", "payload", "crc"] as const;
+
+/** Decodes a sidecar record line (format 2, or format 1 without `call`); `at` as for `decodeMarker`. */
 export function decodeRecord(text: string, at?: LineCursor): SidecarRecord {
   const line = parseLine(text, "record", at);
-  onlyKeys("record", line, ["format", "type", "seq", "ordinal", "payload", "crc"]);
+  const withCall = line.format !== 1;
+  onlyKeys("record", line, withCall ? RECORD_KEYS : RECORD_KEYS_FORMAT_1);
+  if (withCall && (!isPositiveSafeInteger(line.call) || line.call > (line.seq as number)))
+    throw new LineError(`"call" must be a positive integer not above the record's seq`);
   if (!isOrdinal(line.ordinal)) throw new LineError("bad ordinal");
   const p = line.payload as Record<string, unknown> | null;
   if (typeof p !== "object" || p === null || !isPositiveSafeInteger(p.id))
@@ -312,103 +330,8 @@ export function decodeRecord(text: string, at?: LineCursor): SidecarRecord {
     if ((p.value as TaskRecord).id !== p.id)
       throw new LineError("payload id differs from the task's id");
   } else throw new LineError(`payload has unknown type ${JSON.stringify(p.type)}`);
-  return { seq: line.seq as number, ordinal: line.ordinal, payload: p as unknown as RecordPayload };
-}
-
-/**
- * Walks the complete lines of one file's bytes without copying them: call
- * `next()` until it returns false, reading `text()`, `line`, `offset` and
- * `length` in between. A file that is all ASCII (the common case: most
- * content is ASCII) is decoded to one string once
- * and each line is a slice of it; otherwise each line is decoded on its own.
- * After the last `next()`, `end` is where an unterminated tail starts
- * (`bytes.length` when the file ends with `\n`).
- */
-export class LineCursor {
-  readonly bytes: Buffer;
-  private readonly ascii: string | undefined;
-  /** Byte offset (in `bytes`) of the current line. */
-  start = 0;
-  /** 1-based number of the current line (0 before the first `next()`). */
-  line: number;
-  private nl = -1;
-
-  constructor(
-    bytes: Uint8Array,
-    private readonly baseOffset = 0,
-    baseLine = 1,
-  ) {
-    this.bytes = Buffer.isBuffer(bytes)
-      ? bytes
-      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.ascii = isAscii(this.bytes) ? this.bytes.toString("latin1") : undefined;
-    this.line = baseLine - 1;
-  }
-
-  /** Moves to the next complete line; false when none is left. */
-  next(): boolean {
-    const from = this.nl + 1;
-    const nl = this.bytes.indexOf(10, from);
-    if (nl < 0) return false;
-    this.start = from;
-    this.nl = nl;
-    this.line++;
-    return true;
-  }
-
-  /** The current line's text, without its `\n`. */
-  text(): string {
-    return this.ascii !== undefined
-      ? this.ascii.slice(this.start, this.nl)
-      : this.bytes.toString("utf8", this.start, this.nl);
-  }
-
-  /** Offset in `bytes` of the current line's `\n`. */
-  get lineEnd(): number {
-    return this.nl;
-  }
-
-  /** File offset of the current line. */
-  get offset(): number {
-    return this.baseOffset + this.start;
-  }
-
-  /** Bytes of the current line, its `\n` included. */
-  get length(): number {
-    return this.nl + 1 - this.start;
-  }
-
-  /** File offset just past the last complete line seen. */
-  get end(): number {
-    return this.baseOffset + this.nl + 1;
-  }
-}
-
-/** One complete line of a file: its text (no `\n`), 1-based number and byte range. */
-export interface RawLine {
-  text: string;
-  line: number;
-  offset: number;
-  length: number;
-}
-
-/**
- * Splits file bytes into complete lines plus the offset where an
- * unterminated tail starts (`bytes.length` when the file ends with `\n`).
- */
-export function splitLines(
-  bytes: Uint8Array,
-  baseOffset = 0,
-  baseLine = 1,
-): { lines: RawLine[]; end: number } {
-  const cursor = new LineCursor(bytes, baseOffset, baseLine);
-  const lines: RawLine[] = [];
-  while (cursor.next())
-    lines.push({
-      text: cursor.text(),
-      line: cursor.line,
-      offset: cursor.offset,
-      length: cursor.length,
-    });
-  return { lines, end: cursor.end };
+  const payload = p as unknown as RecordPayload;
+  return withCall
+    ? { seq: line.seq as number, call: line.call as number, ordinal: line.ordinal, payload }
+    : { seq: line.seq as number, ordinal: line.ordinal, payload };
 }

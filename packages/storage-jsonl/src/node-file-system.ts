@@ -82,13 +82,16 @@ export const nodeFileSystem: FileSystem = {
     }
     try {
       if (range === undefined) return await handle.readFile();
-      const buffer = Buffer.allocUnsafe(range.length);
+      // Sized to what the file holds: streaming asks for a whole chunk of files that are mostly small.
+      const { size } = await handle.stat();
+      const length = Math.max(0, Math.min(range.length, size - range.offset));
+      const buffer = Buffer.allocUnsafe(length);
       let filled = 0;
-      while (filled < range.length) {
+      while (filled < length) {
         const { bytesRead } = await handle.read(
           buffer,
           filled,
-          range.length - filled,
+          length - filled,
           range.offset + filled,
         );
         if (bytesRead === 0) break;

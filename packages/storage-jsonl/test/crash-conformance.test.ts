@@ -28,7 +28,7 @@ registerCrashConformance({ describe, it }, "JSONL storage", {
   iterations: 3,
 });
 
-// The same with fsync on (DESIGN 4.3: sidecars flushed before the markers, markers before publishing).
+// The same with fsync on (sidecars flushed before the markers, markers before publishing).
 registerCrashConformance({ describe, it }, "JSONL storage (fsync on)", {
   childModule: new URL("./crash/open-child-fsync.ts", import.meta.url),
   open: (path) => openJsonlStorage(path, { fsync: true }),

@@ -4,7 +4,7 @@ import { describe, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { tempDir } from "./support/temp-dir.js";
 
-// The harness (DESIGN 7) over JSONL: runs in this process, and the three
+// The harness over JSONL: runs in this process, and the three
 // SIGKILL scenarios (mid-stream, mid safe tool, mid unsafe tool) in a real
 // child process (node + tsx over the TypeScript sources), resumed here.
 registerHarnessConformance({ describe, it }, "JSONL storage", {

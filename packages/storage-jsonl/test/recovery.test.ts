@@ -18,6 +18,7 @@ import {
 } from "@durably/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
+import { matching } from "./support/matching.js";
 import { commitAll, w } from "./support/records.js";
 import { tempDir } from "./support/temp-dir.js";
 
@@ -64,10 +65,13 @@ describe("recovery > torn final marker", () => {
     const text = readFileSync(file("main.jsonl"), "utf8");
     const lastStart = text.lastIndexOf("\n", text.length - 2) + 1;
     truncateSync(file("main.jsonl"), lastStart + Math.floor((text.length - lastStart) / 2));
+    const torn = readFileSync(file("main.jsonl")).subarray(lastStart);
     const storage = await openJsonlStorage(dir.path);
-    expect(storage.recovery.tornMarkerBytes).toBeGreaterThan(0);
-    // The save's sidecar record was confirmed by nothing: cut.
-    expect(storage.recovery.truncated.map((t) => t.file)).toEqual(["doc-4.jsonl"]);
+    expect(storage.recovery.tornMarkerBytes).toBe(torn.length);
+    // The torn marker and the save's sidecar record (confirmed by nothing) are cut, and kept aside.
+    expect(storage.recovery.truncated.map((t) => t.file)).toEqual(["main.jsonl", "doc-4.jsonl"]);
+    const [mainCut] = storage.recovery.truncated;
+    expect(readFileSync(file(mainCut?.savedAs as string))).toEqual(torn);
     expect(await storage.entry(6 as EntryId)).toBeUndefined();
     expect((await storage.entry(5 as EntryId))?.commitSeq).toBe(2);
     expect((await storage.document(4 as DocumentId, "current"))?.value).toEqual({
@@ -81,7 +85,9 @@ describe("recovery > torn final marker", () => {
       commits: 3,
       tornMarkerBytes: 0,
       truncated: [],
+      setAside: [],
       removed: [],
+      deferred: [],
     });
     expect((await reopened.document(4 as DocumentId, 2 as Seq))?.value).toEqual({
       text: "after hello",
@@ -90,26 +96,50 @@ describe("recovery > torn final marker", () => {
     await reopened.close();
   });
 
-  it("a sidecar record whose marker never landed is cut, complete or torn, and an unconfirmed new file is removed", async () => {
+  it("a sidecar record whose marker never landed is cut, complete or torn, and kept aside with a file no marker names", async () => {
     await twoSaves();
-    const record = lines("doc-4.jsonl")[2] as string;
-    // A complete record of an unconfirmed seq 4, then half of another.
-    appendFileSync(
-      file("doc-4.jsonl"),
-      `${record.replace('"seq":3', '"seq":4')}\n${record.slice(0, 20)}`,
-    );
-    writeFileSync(file("doc-9.jsonl"), `${record}\n`);
-    const size = statSync(file("doc-4.jsonl")).size;
-    const storage = await openJsonlStorage(dir.path);
-    expect(storage.recovery.truncated).toEqual([
-      { file: "doc-4.jsonl", bytes: size - statSync(file("doc-4.jsonl")).size },
+    const storage0 = await openJsonlStorage(dir.path);
+    // The next call's records (seq 4, one call), then its markers never land: a crash.
+    await commitAll(storage0, [
+      w.entry(7, 1, "lost"),
+      w.setText(4, "lost"),
+      w.createDoc(9, 1, { text: "new" }),
     ]);
-    expect(storage.recovery.removed).toEqual(["doc-9.jsonl"]);
+    await storage0.close();
+    const lost = lines("doc-4.jsonl")[3] as string;
+    rewrite("main.jsonl", (l) => l.slice(0, 3));
+    appendFileSync(file("doc-4.jsonl"), lost.slice(0, 20));
+    const before = readFileSync(file("doc-4.jsonl"));
+    const doc9 = readFileSync(file("doc-9.jsonl"));
+    const storage = await openJsonlStorage(dir.path);
+    const cutAt = before.length - Buffer.byteLength(lost) - 1 - 20;
+    expect(storage.recovery.truncated).toEqual([
+      {
+        file: "doc-4.jsonl",
+        bytes: before.length - cutAt,
+        savedAs: matching(/^recovered\/.*-doc-4\.jsonl$/),
+      },
+    ]);
+    expect(storage.recovery.setAside).toEqual([
+      {
+        file: "doc-9.jsonl",
+        savedAs: matching(/^recovered\/.*-doc-9\.jsonl$/),
+        reason: matching(/no marker names it/),
+      },
+    ]);
+    expect(storage.recovery.removed).toEqual([]);
     expect((await storage.document(4 as DocumentId, "current"))?.value).toEqual({
       text: "after goodbye",
     });
+    expect(await storage.entry(7 as EntryId)).toBeUndefined();
     await storage.close();
+    // Nothing is deleted: the cut bytes and the whole file are in recovered/.
     expect(readdirSync(dir.path)).not.toContain("doc-9.jsonl");
+    expect(readFileSync(file(storage.recovery.truncated[0]?.savedAs as string))).toEqual(
+      before.subarray(cutAt),
+    );
+    expect(readFileSync(file(storage.recovery.setAside[0]?.savedAs as string))).toEqual(doc9);
+    expect(statSync(file("doc-4.jsonl")).size).toBe(cutAt);
   });
 });
 
@@ -201,6 +231,15 @@ describe("recovery > corruption fails open naming file and line", () => {
     writeFileSync(file("doc-4.jsonl"), saved);
     const storage = await openJsonlStorage(dir.path);
     await storage.close();
+  });
+
+  it("a sidecar record line inside main.jsonl is reported as misplaced, not as an unknown format", async () => {
+    await twoSaves();
+    const record = lines("doc-4.jsonl")[1] as string;
+    rewrite("main.jsonl", (l) => [l[0] as string, record, ...l.slice(1)]);
+    const error = await openFails();
+    expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
+    expect(error.message).toMatch(/main\.jsonl line 2: type "record" where a commit line belongs/);
   });
 
   it("a marker whose seq is not above the previous one fails", async () => {

@@ -44,6 +44,40 @@ async function tryOwnerLock(client: PoolClient, settings: LeaseSettings): Promis
 }
 
 /**
+ * How long an open waits for a live-looking holder's liveness lock to drop.
+ * A SIGKILLed owner's socket is closed by the kernel at once, but its server
+ * backend notices and exits (releasing the lock) only when it is next
+ * scheduled; on a loaded server that takes a moment. Waiting briefly turns a
+ * dead owner into an immediate take-over instead of a wait for its lease.
+ */
+const HOLDER_EXIT_WAIT_MS = 2_000;
+const HOLDER_EXIT_POLL_MS = 50;
+
+/**
+ * The liveness lock, waiting up to HOLDER_EXIT_WAIT_MS while the lease row
+ * says its holder has the lock and the lease is live (its backend may be
+ * exiting). Returns false when the lock stays held, or when waiting cannot
+ * help (no live holder that claims the lock).
+ */
+async function ownerLockOnceHolderGone(
+  client: PoolClient,
+  settings: LeaseSettings,
+): Promise<boolean> {
+  const deadline = Date.now() + HOLDER_EXIT_WAIT_MS;
+  for (;;) {
+    if (await tryOwnerLock(client, settings)) return true;
+    if (Date.now() >= deadline) return false;
+    const holder = await client.query<{ waiting_helps: boolean }>(
+      `SELECT lease_owner IS NOT NULL AND lease_locked AND lease_expires_at > now() AS waiting_helps
+         FROM ${settings.schema}.sessions WHERE session_key = $1`,
+      [settings.session],
+    );
+    if (holder.rows[0]?.waiting_helps !== true) return false;
+    await new Promise((resolve) => setTimeout(resolve, HOLDER_EXIT_POLL_MS));
+  }
+}
+
+/**
  * Takes the session's lease, creating the session on first use. It
  * succeeds when nobody holds the lease, when the lease expired, or when the
  * holder's connection is gone (its liveness lock is free); otherwise it
@@ -51,7 +85,7 @@ async function tryOwnerLock(client: PoolClient, settings: LeaseSettings): Promis
  */
 export async function acquireLease(client: PoolClient, settings: LeaseSettings): Promise<Lease> {
   const { schema: s, session, owner, leaseMs } = settings;
-  const locked = await tryOwnerLock(client, settings);
+  const locked = await ownerLockOnceHolderGone(client, settings);
   const taken = await client.query<{ lease_token: number; next_seq: number; high_water: number }>({
     text: `INSERT INTO ${s}.sessions AS held (session_key, next_seq, high_water, lease_owner, lease_token, lease_locked, lease_expires_at)
         VALUES ($1, 1, 1, $2, 1, $3, now() + $4 * interval '1 millisecond')

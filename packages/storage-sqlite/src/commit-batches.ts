@@ -1,228 +1,51 @@
 import {
   applyOps,
-  checkBatchShape,
-  copyJson,
-  highestId,
   InvalidOp,
   refuse,
-  scopeKey,
   StorageRequestError,
   type BatchProblem,
   type BatchRefused,
-  type DocumentContent,
   type Json,
-  type NewDocumentRecord,
-  type RefusalReason,
-  type StorageWrite,
 } from "@durably/core";
+import { columnText, rowCrc } from "./checksums.js";
 import {
   CurrentValues,
   isLiveRow,
+  newestAtAddress,
+  readDocumentRow,
   readDocumentRows,
-  SELECT_DOCUMENT,
   type DocumentValue,
 } from "./documents.js";
-import type { DocumentRow } from "./rows.js";
-import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
-
-/**
- * A write copied out of the caller's objects and already serialised: the
- * transaction below touches only these, so the caller may mutate its input
- * as soon as `commit` is called, and the JSON work happens outside the lock.
- */
-type PlannedWrite =
-  | {
-      type: "conversation";
-      index: number;
-      id: number;
-      parentId: number | undefined;
-      params: SqlValue[];
-    }
-  | { type: "entry"; index: number; id: number; conversationId: number; json: string }
-  | {
-      type: "task" | "submission";
-      index: number;
-      id: number;
-      conversationId: number;
-      params: SqlValue[];
-    }
-  | {
-      type: "document.new";
-      index: number;
-      id: number;
-      kind: string;
-      key: string | null;
-      scope: string;
-      rewindable: 0 | 1;
-      recordJson: string;
-      source:
-        | { kind: "base"; version: number; value: Json; json: string }
-        | { kind: "copy"; id: number; at: number | "current" };
-    }
-  | { type: "document.change"; index: number; id: number; content: DocumentContent; json: string }
-  | { type: "document.retire"; index: number; id: number };
-
-export type PlannedBatch =
-  { writes: PlannedWrite[]; highestId: number } | { problem: BatchProblem };
+import { problemAt, type PlannedBatch, type PlannedWrite } from "./plan-batch.js";
+import type { DocumentRow, RowReader } from "./rows.js";
+import type { SqliteStatements } from "./sqlite-database.js";
 
 const INSERT_CONVERSATION =
-  "INSERT INTO conversations (id, owner_task_id, record) VALUES (?, ?, ?)";
+  "INSERT INTO conversations (id, owner_task_id, record, crc) VALUES (?, ?, ?, ?)";
 const CONVERSATION_EXISTS = "SELECT 1 AS found FROM conversations WHERE id = ?";
 const INSERT_ENTRY =
-  "INSERT INTO entries (id, conversation_id, commit_seq, record) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
-const UPSERT_TASK = `INSERT INTO tasks (id, conversation_id, kind, status, abort_requested, background, owner, record)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  "INSERT INTO entries (id, conversation_id, commit_seq, head, record, crc) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
+const UPSERT_TASK = `INSERT INTO tasks (id, conversation_id, kind, status, abort_requested, background, owner, record, crc)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, kind = excluded.kind,
     status = excluded.status, abort_requested = excluded.abort_requested, background = excluded.background,
-    owner = excluded.owner, record = excluded.record`;
-const UPSERT_SUBMISSION = `INSERT INTO submissions (id, conversation_id, status, request_id, record) VALUES (?, ?, ?, ?, ?)
+    owner = excluded.owner, record = excluded.record, crc = excluded.crc`;
+const UPSERT_SUBMISSION = `INSERT INTO submissions (id, conversation_id, status, request_id, record, crc) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, status = excluded.status,
-    request_id = excluded.request_id, record = excluded.record`;
+    request_id = excluded.request_id, record = excluded.record, crc = excluded.crc`;
 const DOCUMENT_EXISTS = "SELECT 1 AS found FROM documents WHERE id = ?";
-/** Incarnations at one address never overlap in time, so only the newest can be live. */
-export const NEWEST_AT_ADDRESS =
-  "SELECT id, retired_at FROM documents WHERE kind = ? AND scope = ? AND key IS ? ORDER BY created_at DESC LIMIT 1";
-const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record)
-  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`;
+const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc)
+  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`;
 const INSERT_REVISION =
-  "INSERT INTO document_revisions (document_id, seq, kind, content, version) VALUES (?, ?, ?, ?, ?)";
-const SET_BASE = "UPDATE documents SET version = ?, base_seq = ? WHERE id = ?";
+  "INSERT INTO document_revisions (document_id, seq, kind, content, version, crc) VALUES (?, ?, ?, ?, ?, ?)";
+const SET_BASE = "UPDATE documents SET version = ?, base_seq = ?, state_crc = ? WHERE id = ?";
 const RECLAIM_BEFORE = "DELETE FROM document_revisions WHERE document_id = ? AND seq < ?";
-const RETIRE = "UPDATE documents SET retired_at = ? WHERE id = ?";
+const RETIRE = "UPDATE documents SET retired_at = ?, state_crc = ? WHERE id = ?";
 const RECLAIM_ALL = "DELETE FROM document_revisions WHERE document_id = ?";
-const SET_NEXT_SEQ = "UPDATE metadata SET value = ? WHERE name = 'next_seq'";
-const SET_HIGH_WATER = "UPDATE ids SET high_water = ? WHERE namespace = 'global'";
+const SET_NEXT_SEQ = "UPDATE metadata SET value = ?, crc = ? WHERE name = 'next_seq'";
+const SET_HIGH_WATER = "UPDATE ids SET high_water = ?, crc = ? WHERE namespace = 'global'";
 /** How far past the highest used id the stored high-water mark is set, so it is rewritten about once per this many ids. */
 export const ID_RESERVATION = 1024;
-
-function problemAt(index: number, reason: RefusalReason, message: string): BatchProblem {
-  return { writeIndex: index, reason, message };
-}
-
-function isCurrentOnly(record: NewDocumentRecord): boolean {
-  return record.scope.kind !== "conversation" || record.history !== "rewindable";
-}
-
-/** Copies, validates (strict JSON, shape) and serialises one batch. Runs before any I/O. */
-export function planBatch(input: unknown, batchIndex: number): PlannedBatch {
-  if (!Array.isArray(input))
-    return {
-      problem: problemAt(0, "invalid-write", `batches[${batchIndex}] is not an array of writes`),
-    };
-  const batch: StorageWrite[] = new Array<StorageWrite>(input.length);
-  for (let i = 0; i < input.length; i++) {
-    try {
-      batch[i] = copyJson(input[i], `batches[${batchIndex}][${i}]`) as unknown as StorageWrite;
-    } catch (error) {
-      if (!(error instanceof TypeError)) throw error;
-      return { problem: problemAt(i, "invalid-write", error.message) };
-    }
-  }
-  const shape = checkBatchShape(batch);
-  if (shape !== undefined) return { problem: shape };
-  const writes: PlannedWrite[] = [];
-  for (let index = 0; index < batch.length; index++) {
-    const write = batch[index] as StorageWrite;
-    switch (write.type) {
-      case "conversation": {
-        const v = write.value;
-        const params = [v.id, v.owner?.taskId ?? null, JSON.stringify(v)];
-        writes.push({
-          type: "conversation",
-          index,
-          id: v.id,
-          parentId: v.parent?.conversationId,
-          params,
-        });
-        break;
-      }
-      case "entry":
-        writes.push({
-          type: "entry",
-          index,
-          id: write.value.id,
-          conversationId: write.value.conversationId,
-          json: JSON.stringify(write.value),
-        });
-        break;
-      case "task": {
-        const v = write.value;
-        const params = [
-          v.id,
-          v.conversationId,
-          v.kind,
-          v.state.status,
-          v.abortRequested === true ? 1 : 0,
-          v.background === true ? 1 : 0,
-          v.owner ?? null,
-          JSON.stringify(v),
-        ];
-        writes.push({ type: "task", index, id: v.id, conversationId: v.conversationId, params });
-        break;
-      }
-      case "submission": {
-        const v = write.value;
-        const params = [v.id, v.conversationId, v.status, v.requestId ?? null, JSON.stringify(v)];
-        writes.push({
-          type: "submission",
-          index,
-          id: v.id,
-          conversationId: v.conversationId,
-          params,
-        });
-        break;
-      }
-      case "document.create":
-      case "document.copy": {
-        // Storage stamps createdAt / retiredAt; the record column keeps the rest.
-        const {
-          createdAt: _created,
-          retiredAt: _retired,
-          ...record
-        } = write.record as NewDocumentRecord & {
-          createdAt?: unknown;
-          retiredAt?: unknown;
-        };
-        const source =
-          write.type === "document.create"
-            ? {
-                kind: "base" as const,
-                version: write.content.version,
-                value: write.content.value,
-                json: JSON.stringify(write.content.value),
-              }
-            : { kind: "copy" as const, id: write.source.id, at: write.source.at };
-        writes.push({
-          type: "document.new",
-          index,
-          id: record.id,
-          kind: record.kind,
-          key: record.key ?? null,
-          scope: scopeKey(record.scope),
-          rewindable: isCurrentOnly(record) ? 0 : 1,
-          recordJson: JSON.stringify(record),
-          source,
-        });
-        break;
-      }
-      case "document.change": {
-        const c = write.content;
-        writes.push({
-          type: "document.change",
-          index,
-          id: write.id,
-          content: c,
-          json: JSON.stringify(c.kind === "base" ? c.value : c.ops),
-        });
-        break;
-      }
-      case "document.retire":
-        writes.push({ type: "document.retire", index, id: write.id });
-        break;
-    }
-  }
-  return { writes, highestId: highestId(batch) };
-}
 
 /** Thrown inside the transaction when the first batch is refused, so the driver rolls everything back. */
 class FirstBatchRefused extends Error {
@@ -270,6 +93,7 @@ interface Conversations {
  */
 export function commitPlanned(
   db: SqliteStatements,
+  rows: RowReader,
   plans: readonly PlannedBatch[],
   counters: Counters,
   committedValues: CurrentValues,
@@ -295,7 +119,7 @@ export function commitPlanned(
     if (savepoint) db.run("SAVEPOINT durably_batch");
     const batchValues = new Map<number, DocumentValue | null>();
     const state = (id: number) => knownState(id, batchValues, values, committedValues);
-    const problem = applyBatch(db, plan, seq, state, batchValues, conversations);
+    const problem = applyBatch(db, rows, plan, seq, state, batchValues, conversations);
     if (problem !== undefined) {
       conversations.batch.clear();
       if (!savepoint) throw new FirstBatchRefused(refuse(i, problem));
@@ -314,12 +138,15 @@ export function commitPlanned(
   }
   let persistedHighWater = counters.persistedHighWater;
   if (seqs.length > 0) {
-    db.run(SET_NEXT_SEQ, [seq]);
+    db.run(SET_NEXT_SEQ, [seq, rowCrc("", columnText.counter("next_seq", seq))]);
     if (highWater > persistedHighWater) {
       // Reserve ahead, so most commits leave the ids page alone (one page less to write).
       // A reopen skips the unused reserved ids, which is allowed: ids only have to be fresh.
       persistedHighWater = highWater + ID_RESERVATION;
-      db.run(SET_HIGH_WATER, [persistedHighWater]);
+      db.run(SET_HIGH_WATER, [
+        persistedHighWater,
+        rowCrc("", columnText.counter("global", persistedHighWater)),
+      ]);
     }
   }
   return {
@@ -355,6 +182,7 @@ function knownState(
 
 function applyBatch(
   db: SqliteStatements,
+  rows: RowReader,
   plan: { writes: PlannedWrite[] },
   seq: number,
   state: (id: number) => DocumentValue | null | undefined,
@@ -374,7 +202,7 @@ function applyBatch(
   };
   // The live value of a document: from the overlays and cache, else materialised from its rows.
   const current = (id: number, row: DocumentRow): DocumentValue =>
-    state(id) ?? { ...readDocumentRows(db, row, "current"), rewindable: row.rewindable };
+    state(id) ?? { ...readDocumentRows(db, rows, row, "current"), rewindable: row.rewindable };
   const retires: { index: number; id: number }[] = [];
   for (const w of plan.writes) {
     switch (w.type) {
@@ -397,8 +225,12 @@ function applyBatch(
             "unknown-conversation",
             `entry ${w.id} names unknown conversation ${w.conversationId}`,
           );
-        if (db.run(INSERT_ENTRY, [w.id, w.conversationId, seq, w.json]).changes === 0)
-          return problemAt(w.index, "immutable-record", `entry ${w.id} is already stored`);
+        {
+          const crc = rowCrc(w.json, columnText.entry(w.id, seq));
+          const params = [w.id, w.conversationId, seq, w.head, w.json, crc];
+          if (db.run(INSERT_ENTRY, params).changes === 0)
+            return problemAt(w.index, "immutable-record", `entry ${w.id} is already stored`);
+        }
         break;
       case "task":
       case "submission":
@@ -413,11 +245,7 @@ function applyBatch(
       case "document.new": {
         if (db.get(DOCUMENT_EXISTS, [w.id]) !== undefined)
           return problemAt(w.index, "duplicate-id", `document ${w.id} already exists`);
-        const occupant = db.get<{ id: number; retired_at: number | null }>(NEWEST_AT_ADDRESS, [
-          w.kind,
-          w.scope,
-          w.key,
-        ]);
+        const occupant = newestAtAddress(db, rows, w.kind, w.scope, w.key)?.row;
         if (occupant !== undefined && occupant.retired_at === null) {
           const key = w.key === null ? "no key" : `key ${JSON.stringify(w.key)}`;
           return problemAt(
@@ -429,15 +257,13 @@ function applyBatch(
         let base: { version: number; value: Json; json: string };
         if (w.source.kind === "base") base = w.source;
         else {
-          const source = copySource(db, w.source.id, w.source.at, seq - 1, current);
+          const source = copySource(db, rows, w.source.id, w.source.at, seq - 1, current);
           if (typeof source === "string")
             return problemAt(w.index, "unknown-document", `document ${w.id} copy: ${source}`);
-          base = {
-            version: source.version,
-            value: source.value,
-            json: JSON.stringify(source.value),
-          };
+          const json = JSON.stringify(source.value);
+          base = { version: source.version, value: source.value, json };
         }
+        const fixed = columnText.document(w.id, w.rewindable, seq);
         db.run(INSERT_DOCUMENT, [
           w.id,
           w.kind,
@@ -448,8 +274,10 @@ function applyBatch(
           base.version,
           seq,
           w.recordJson,
+          rowCrc(w.recordJson, fixed),
+          stateCrc(w.id, base.version, seq, null),
         ]);
-        db.run(INSERT_REVISION, [w.id, seq, "base", base.json, base.version]);
+        insertRevision(db, w.id, seq, "base", base.json, base.version);
         batchValues.set(w.id, {
           version: base.version,
           value: base.value,
@@ -462,7 +290,7 @@ function applyBatch(
         // A cached (or earlier written) state means the document exists and is live: no lookup.
         let before = state(w.id);
         if (before == null) {
-          const row = db.get<DocumentRow>(SELECT_DOCUMENT, [w.id]);
+          const row = readDocumentRow(db, rows, w.id);
           if (row === undefined)
             return problemAt(w.index, "unknown-document", `document ${w.id} does not exist`);
           if (row.retired_at !== null || before === null)
@@ -483,8 +311,13 @@ function applyBatch(
         }
         const content = w.content;
         if (content.kind === "base") {
-          db.run(INSERT_REVISION, [w.id, seq, "base", w.json, content.version]);
-          db.run(SET_BASE, [content.version, seq, w.id]);
+          insertRevision(db, w.id, seq, "base", w.json, content.version);
+          db.run(SET_BASE, [
+            content.version,
+            seq,
+            stateCrc(w.id, content.version, seq, null),
+            w.id,
+          ]);
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (before.rewindable === 0) db.run(RECLAIM_BEFORE, [w.id, seq]);
           batchValues.set(w.id, {
@@ -513,7 +346,7 @@ function applyBatch(
             `document ${w.id} delta does not apply to its current value: ${error.message}`,
           );
         }
-        db.run(INSERT_REVISION, [w.id, seq, "delta", w.json, content.version]);
+        insertRevision(db, w.id, seq, "delta", w.json, content.version);
         batchValues.set(w.id, {
           version: content.version,
           value,
@@ -530,7 +363,7 @@ function applyBatch(
   // Retirement takes effect after every content write of the batch.
   const retired = new Set<number>();
   for (const w of retires) {
-    const row = db.get<DocumentRow>(SELECT_DOCUMENT, [w.id]);
+    const row = readDocumentRow(db, rows, w.id);
     if (row === undefined)
       return problemAt(w.index, "unknown-document", `document ${w.id} does not exist`);
     if (row.retired_at !== null)
@@ -546,7 +379,7 @@ function applyBatch(
         `document ${w.id} is retired twice in one batch`,
       );
     retired.add(w.id);
-    db.run(RETIRE, [seq, w.id]);
+    db.run(RETIRE, [seq, stateCrc(w.id, row.version, row.base_seq, seq), w.id]);
     if (row.rewindable === 0) db.run(RECLAIM_ALL, [w.id]);
     batchValues.set(w.id, null);
   }
@@ -556,12 +389,13 @@ function applyBatch(
 /** The copy source's value, or a string saying why it cannot be copied. */
 function copySource(
   db: SqliteStatements,
+  rows: RowReader,
   id: number,
   at: number | "current",
   lastSeq: number,
   current: (id: number, row: DocumentRow) => DocumentValue,
 ): { version: number; value: Json } | string {
-  const row = db.get<DocumentRow>(SELECT_DOCUMENT, [id]);
+  const row = readDocumentRow(db, rows, id);
   if (row === undefined) return `source document ${id} does not exist`;
   if (at !== "current" && at > lastSeq)
     return `source seq ${at} is not committed yet (newest seq is ${lastSeq})`;
@@ -569,10 +403,27 @@ function copySource(
     return `source document ${id} is not live at ${at === "current" ? "current" : `seq ${at}`}`;
   if (at === "current") return current(id, row);
   try {
-    return readDocumentRows(db, row, at);
+    return readDocumentRows(db, rows, row, at);
   } catch (error) {
     if (error instanceof StorageRequestError)
       return `source document ${id} at seq ${at}: ${error.message}`;
     throw error;
   }
+}
+
+function insertRevision(
+  db: SqliteStatements,
+  documentId: number,
+  seq: number,
+  kind: "base" | "delta",
+  json: string,
+  version: number,
+): void {
+  const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version));
+  db.run(INSERT_REVISION, [documentId, seq, kind, json, version, crc]);
+}
+
+/** The checksum of a document row's changing part. */
+function stateCrc(id: number, version: number, baseSeq: number, retiredAt: number | null): number {
+  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt));
 }

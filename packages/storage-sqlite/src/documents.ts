@@ -8,12 +8,47 @@ import {
   type Op,
   type StoredRevision,
 } from "@durably/core";
-import { DOCUMENT_COLUMNS, parseRevisionContent, type DocumentRow } from "./rows.js";
+import {
+  DOCUMENT_COLUMNS,
+  REVISION_COLUMNS,
+  type DocumentRow,
+  type RevisionRow,
+  type RowReader,
+} from "./rows.js";
+import type { DocumentRecord } from "@durably/core";
 import type { SqliteStatements } from "./sqlite-database.js";
 
-export const SELECT_DOCUMENT = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE id = ?`;
+/** A document row by id (the id comes from the query); `readDocumentRow` verifies it. */
+const SELECT_DOCUMENT =
+  "SELECT rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc FROM documents WHERE id = ?";
+/** Incarnations at one address never overlap in time, so only the newest can be live. */
+export const NEWEST_AT_ADDRESS = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND scope = ? AND key IS ? ORDER BY created_at DESC LIMIT 1`;
 const NEWEST_BASE_AT = `SELECT seq FROM document_revisions WHERE document_id = ? AND seq <= ? AND kind = 'base' ORDER BY seq DESC LIMIT 1`;
-const REVISION_RANGE = `SELECT seq, kind, content, version FROM document_revisions WHERE document_id = ? AND seq >= ? AND seq <= ? ORDER BY seq`;
+const REVISION_RANGE = `SELECT ${REVISION_COLUMNS} FROM document_revisions WHERE document_id = ? AND seq >= ? AND seq <= ? ORDER BY seq`;
+
+/** A verified document row by id, or `undefined`. */
+export function readDocumentRow(
+  db: SqliteStatements,
+  rows: RowReader,
+  id: number,
+): DocumentRow | undefined {
+  const row = db.get<DocumentRow>(SELECT_DOCUMENT, [id]);
+  if (row === undefined) return undefined;
+  row.id = id;
+  return rows.documentRow(row);
+}
+
+/** The verified newest incarnation at an address, live or retired, with its record, or `undefined`. */
+export function newestAtAddress(
+  db: SqliteStatements,
+  rows: RowReader,
+  kind: string,
+  scope: string,
+  key: string | null,
+): { row: DocumentRow; record: DocumentRecord } | undefined {
+  const row = db.get<DocumentRow>(NEWEST_AT_ADDRESS, [kind, scope, key]);
+  return row === undefined ? undefined : rows.documentAt(row, kind, scope, key);
+}
 
 /** A document's value at one point: what `document()` returns besides the record. */
 export interface MaterializedValue {
@@ -41,6 +76,7 @@ export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
  */
 export function readDocumentRows(
   db: SqliteStatements,
+  rows: RowReader,
   row: DocumentRow,
   at: number | "current",
 ): MaterializedValue {
@@ -60,22 +96,14 @@ export function readDocumentRows(
     from = db.get<{ seq: number }>(NEWEST_BASE_AT, [id, at])?.seq ?? 0;
   }
   const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
-  const rows = db.all<{ seq: number; kind: string; content: string; version: number }>(
-    REVISION_RANGE,
-    [id, from, upper],
-  );
-  const revisions: StoredRevision[] = rows.map((r) => ({
-    seq: r.seq,
-    content: revisionContent(id, r),
-  }));
-  return materializeRevisions(id, revisions, "table document_revisions");
+  const revisions: StoredRevision[] = db
+    .all<RevisionRow>(REVISION_RANGE, [id, from, upper])
+    .map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
+  return materializeRevisions(id, revisions, `${rows.file}: table document_revisions`);
 }
 
-function revisionContent(
-  documentId: number,
-  r: { seq: number; kind: string; content: string; version: number },
-): DocumentContent {
-  const parsed = parseRevisionContent(documentId, r.seq, r.kind, r.content);
+function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): DocumentContent {
+  const parsed = rows.revision(documentId, r);
   if (r.kind === "base") return { kind: "base", version: r.version, value: parsed };
   if (r.kind === "delta")
     return { kind: "delta", version: r.version, ops: parsed as unknown as Op[] };

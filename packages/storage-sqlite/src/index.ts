@@ -7,6 +7,7 @@ export {
 export { BetterSqlite3Database } from "./better-sqlite3-database.js";
 export {
   isBusyError,
+  isIoError,
   isNotDatabaseError,
   type RunResult,
   type SqliteDatabase,

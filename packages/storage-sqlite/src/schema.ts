@@ -1,13 +1,23 @@
 import { StorageCorrupted, StorageVersionError } from "@durably/core";
+import { backfillChecksums } from "./backfill-checksums.js";
 import type { SqliteStatements } from "./sqlite-database.js";
+
+export interface Migration {
+  version: number;
+  sql: string;
+  /** Work on existing rows after `sql`, in the same transaction (computed columns). */
+  backfill?: (db: SqliteStatements, location: string) => void;
+}
 
 /**
  * The schema, as an append-only list of migrations. Version 1 holds the
  * nine tables with their primary keys; version 2 adds the secondary indexes
- * that make every scan and document read an index range. Never edit a
- * shipped migration: add a new one.
+ * that make every scan and document read an index range; version 3 gives
+ * every row that holds a value a checksum (`crc`, and `state_crc` for the
+ * changing part of a document row) and entries a `head` flag, so no index
+ * needs SQLite's JSON functions. Never edit a shipped migration: add a new one.
  */
-export const MIGRATIONS: readonly { version: number; sql: string }[] = [
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: `
@@ -97,6 +107,27 @@ export const MIGRATIONS: readonly { version: number; sql: string }[] = [
       CREATE INDEX documents_live_by_scope_kind ON documents (scope, kind, id) WHERE retired_at IS NULL;
     `,
   },
+  {
+    version: 3,
+    sql: `
+      ALTER TABLE conversations ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entries ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entries ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tasks ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE submissions ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE documents ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE documents ADD COLUMN state_crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE document_revisions ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE metadata ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ids ADD COLUMN crc INTEGER NOT NULL DEFAULT 0;
+      DROP INDEX entries_heads;
+    `,
+    // The new heads index needs the head flags, so it is built after the backfill.
+    backfill: (db, location) => {
+      backfillChecksums(db, location);
+      db.run("CREATE INDEX entries_heads ON entries (conversation_id, id) WHERE head = 1");
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
@@ -133,6 +164,7 @@ export function migrate(
   for (const migration of MIGRATIONS) {
     if (migration.version <= from || migration.version > target) continue;
     for (const statement of splitStatements(migration.sql)) db.run(statement);
+    migration.backfill?.(db, location);
     db.run("INSERT INTO migrations (version, applied_at) VALUES (?, ?)", [
       migration.version,
       appliedAt,

@@ -50,25 +50,47 @@ export interface SqliteDatabase {
   close(): Promise<void>;
 }
 
-/** True for SQLite's "database is locked / busy" errors, across the common drivers' error shapes. */
-export function isBusyError(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const e = error as { code?: unknown; errcode?: unknown; message?: unknown };
-  if (typeof e.code === "string" && e.code.startsWith("SQLITE_BUSY")) return true;
-  if (typeof e.errcode === "number" && (e.errcode & 0xff) === 5) return true;
-  return typeof e.message === "string" && /database is locked/i.test(e.message);
+/**
+ * The primary result code of a driver error (`SQLITE_BUSY` for
+ * `SQLITE_BUSY_SNAPSHOT`), from a numeric `errcode` (node:sqlite, bun) or a
+ * `SQLITE_*` string `code` (better-sqlite3); `undefined` when the driver gave
+ * neither, and the message is all there is to go on.
+ */
+function primaryCode(error: unknown): number | string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const e = error as { code?: unknown; errcode?: unknown };
+  if (typeof e.errcode === "number") return e.errcode & 0xff;
+  if (typeof e.code === "string" && e.code.startsWith("SQLITE_")) {
+    const match = /^SQLITE_[A-Z]+/.exec(e.code);
+    return match?.[0];
+  }
+  return undefined;
 }
 
-/** True for "file is not a database" / "database disk image is malformed". */
+function message(error: unknown): string {
+  const m = (error as { message?: unknown } | null)?.message;
+  return typeof m === "string" ? m : "";
+}
+
+/** True for SQLite's "database is locked / busy" errors, across the common drivers' error shapes. */
+export function isBusyError(error: unknown): boolean {
+  const code = primaryCode(error);
+  if (code !== undefined) return code === 5 || code === "SQLITE_BUSY";
+  return /database is locked/i.test(message(error));
+}
+
+/** True for "file is not a database" (`SQLITE_NOTADB`) and "database disk image is malformed" (`SQLITE_CORRUPT`). */
 export function isNotDatabaseError(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const e = error as { code?: unknown; errcode?: unknown; message?: unknown };
-  if (
-    e.code === "SQLITE_NOTADB" ||
-    (typeof e.code === "string" && e.code.startsWith("SQLITE_CORRUPT"))
-  )
-    return true;
-  if (typeof e.errcode === "number" && ((e.errcode & 0xff) === 26 || (e.errcode & 0xff) === 11))
-    return true;
-  return typeof e.message === "string" && /file is not a database|malformed/i.test(e.message);
+  const code = primaryCode(error);
+  if (code !== undefined)
+    return code === 11 || code === 26 || code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB";
+  return /file is not a database|database disk image is malformed/i.test(message(error));
+}
+
+/** True for SQLite's I/O failures: `SQLITE_IOERR` (and its extended codes) and `SQLITE_FULL` (disk full). */
+export function isIoError(error: unknown): boolean {
+  const code = primaryCode(error);
+  if (code !== undefined)
+    return code === 10 || code === 13 || code === "SQLITE_IOERR" || code === "SQLITE_FULL";
+  return /disk I\/O error|database or disk is full/i.test(message(error));
 }

@@ -5,7 +5,7 @@ import { describe, it } from "vitest";
 import { openSqliteStorage } from "../src/index.js";
 import { tempDir } from "./helpers.js";
 
-// The harness (DESIGN 7) over SQLite: runs in this process, and the three
+// The harness over SQLite: runs in this process, and the three
 // SIGKILL scenarios (mid-stream, mid safe tool, mid unsafe tool) in a real
 // child process (node + tsx over the TypeScript sources), resumed here.
 registerHarnessConformance({ describe, it }, "SqliteStorage", {

@@ -2,7 +2,15 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StorageCorrupted, StorageVersionError, type ConversationId } from "@durably/core";
+import {
+  StorageCorrupted,
+  StorageVersionError,
+  type ConversationId,
+  type DocumentId,
+  type EntryId,
+  type Seq,
+  type TaskId,
+} from "@durably/core";
 import { BetterSqlite3Database, openSqliteStorage, SCHEMA_VERSION } from "../src/index.js";
 import { migrate } from "../src/schema.js";
 import { tempDir } from "./helpers.js";
@@ -35,7 +43,7 @@ function columns(db: Database.Database, table: string): string[] {
 }
 
 describe("schema and migrations", () => {
-  it("creates the nine tables, with entries and document_revisions shaped as documented, at version 2", async () => {
+  it("creates the nine tables, with entries and document_revisions shaped as documented, at version 3", async () => {
     const storage = await openSqliteStorage(path);
     await storage.close();
     const db = new Database(path, { readonly: true });
@@ -43,7 +51,14 @@ describe("schema and migrations", () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .all();
     expect(tables.map((t) => (t as { name: string }).name)).toEqual(TABLES);
-    expect(columns(db, "entries")).toEqual(["id", "conversation_id", "commit_seq", "record"]);
+    expect(columns(db, "entries")).toEqual([
+      "id",
+      "conversation_id",
+      "commit_seq",
+      "record",
+      "head",
+      "crc",
+    ]);
     expect(columns(db, "document_revisions").slice(0, 4)).toEqual([
       "document_id",
       "seq",
@@ -53,13 +68,14 @@ describe("schema and migrations", () => {
     expect(db.prepare("SELECT version FROM migrations ORDER BY version").all()).toEqual([
       { version: 1 },
       { version: 2 },
+      { version: 3 },
     ]);
-    expect(SCHEMA_VERSION).toBe(2);
+    expect(SCHEMA_VERSION).toBe(3);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.close();
   });
 
-  it("migrates a version-1 file forward to version 2 in one transaction, keeping its data", async () => {
+  it("migrates a version-1 file forward to the current version in one transaction, keeping its data", async () => {
     const old = new Database(path);
     new BetterSqlite3Database(old).transactionSync((tx) => migrate(tx, path, 1));
     old
@@ -83,6 +99,7 @@ describe("schema and migrations", () => {
     expect(db.prepare("SELECT version FROM migrations ORDER BY version").all()).toEqual([
       { version: 1 },
       { version: 2 },
+      { version: 3 },
     ]);
     expect(
       db
@@ -91,6 +108,53 @@ describe("schema and migrations", () => {
         )
         .get(),
     ).toEqual({ n: 1 });
+    db.close();
+  });
+
+  it("migrates a version-2 file to checksummed rows: every row reads back, heads are found without JSON functions, a later edit is caught", async () => {
+    writeVersion2File(path);
+    const storage = await openSqliteStorage(path);
+    expect(await storage.conversation(1 as ConversationId)).toEqual({ id: 1 });
+    expect((await storage.entry(2 as EntryId))?.entry.data).toBe("hello");
+    expect((await storage.latestHead(1 as ConversationId))?.id).toBe(3);
+    expect((await storage.task(4 as TaskId))?.input).toBe("work");
+    expect((await storage.document(5 as DocumentId, "current"))?.value).toEqual({ text: "ab" });
+    expect((await storage.document(5 as DocumentId, 1 as Seq))?.value).toEqual({ text: "a" });
+    // The counters carried over: the next commit gets seq 3.
+    let seq = 0;
+    await storage.commit([[]], (_, s) => (seq = s));
+    expect(seq).toBe(3);
+    await storage.close();
+    const db = new Database(path);
+    expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 3 });
+    expect(db.prepare("SELECT id, head FROM entries ORDER BY id").all()).toEqual([
+      { id: 2, head: 0 },
+      { id: 3, head: 1 },
+    ]);
+    expect(
+      db.prepare("SELECT sql FROM sqlite_master WHERE name = 'entries_heads'").get(),
+    ).toMatchObject({ sql: expect.not.stringContaining("json_extract") as unknown });
+    db.prepare("UPDATE entries SET record = replace(record, 'hello', 'hellp') WHERE id = 2").run();
+    db.close();
+    const reopened = await openSqliteStorage(path);
+    await expect(reopened.entry(2 as EntryId)).rejects.toMatchObject({
+      name: "StorageCorrupted",
+      location: { table: "entries", key: "2" },
+    });
+    await reopened.close();
+  });
+
+  it("refuses to seal a version-2 row that is already broken: StorageCorrupted naming table and key, and the file stays at version 2", async () => {
+    writeVersion2File(path);
+    const old = new Database(path);
+    old.prepare("UPDATE tasks SET record = '{\"id\":4,' WHERE id = 4").run();
+    old.close();
+    const error = await openSqliteStorage(path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageCorrupted);
+    expect(error).toMatchObject({ location: { file: path, table: "tasks", key: "4" } });
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 2 });
+    expect(columns(db, "entries")).not.toContain("crc");
     db.close();
   });
 
@@ -119,15 +183,21 @@ describe("schema and migrations", () => {
     const storage = await openSqliteStorage(path);
     await storage.close();
     const db = new Database(path);
-    db.prepare("INSERT INTO migrations (version, applied_at) VALUES (3, 'later')").run();
+    db.prepare("INSERT INTO migrations (version, applied_at) VALUES (?, 'later')").run(
+      SCHEMA_VERSION + 1,
+    );
     db.close();
     const error = await openSqliteStorage(path).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StorageVersionError);
     expect((error as Error).message).toContain(path);
-    expect((error as Error).message).toMatch(/schema version 3.*up to 2/);
+    expect((error as Error).message).toContain(
+      `schema version ${SCHEMA_VERSION + 1}; this @durably/storage-sqlite understands versions up to ${SCHEMA_VERSION}`,
+    );
     // The refused open released the file: a plain connection can write to it.
     const again = new Database(path);
-    expect(again.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 3 });
+    expect(again.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({
+      v: SCHEMA_VERSION + 1,
+    });
     again.close();
   });
 
@@ -157,3 +227,26 @@ describe("schema and migrations", () => {
     await full.close();
   });
 });
+
+/** A file as version 2 of this package left it: the tables and indexes, rows without checksums. */
+function writeVersion2File(file: string): void {
+  const old = new Database(file);
+  new BetterSqlite3Database(old).transactionSync((tx) => migrate(tx, file, 2));
+  old.exec(`
+    INSERT INTO conversations (id, owner_task_id, record) VALUES (1, NULL, '{"id":1}');
+    INSERT INTO entries (id, conversation_id, commit_seq, record)
+      VALUES (2, 1, 1, '{"id":2,"conversationId":1,"kind":"note","data":"hello"}'),
+             (3, 1, 2, '{"id":3,"conversationId":1,"kind":"note","head":3}');
+    INSERT INTO tasks (id, conversation_id, kind, status, abort_requested, background, owner, record)
+      VALUES (4, 1, 'job', 'pending', 0, 0, NULL,
+        '{"id":4,"conversationId":1,"kind":"job","version":1,"input":"work","background":false,"abortRequested":false,"state":{"status":"pending","checkpoint":null}}');
+    INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record)
+      VALUES (5, 'notes', NULL, 'c:1', 1, 1, NULL, 1, 1,
+        '{"id":5,"kind":"notes","scope":{"kind":"conversation","conversationId":1},"history":"rewindable"}');
+    INSERT INTO document_revisions (document_id, seq, kind, content, version)
+      VALUES (5, 1, 'base', '{"text":"a"}', 1), (5, 2, 'delta', '[["a",["text"],"b"]]', 1);
+    UPDATE metadata SET value = 3 WHERE name = 'next_seq';
+    UPDATE ids SET high_water = 1029 WHERE namespace = 'global';
+  `);
+  old.close();
+}

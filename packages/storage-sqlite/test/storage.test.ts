@@ -175,7 +175,7 @@ describe("SQLite storage", () => {
     expect((await storage.document(4 as DocumentId, 1 as Seq))?.value).toEqual({ text: "r" });
   });
 
-  it("reports unparsable rows and a missing base as StorageCorrupted naming table and id/seq", async () => {
+  it("reports rows changed by hand and a missing base as StorageCorrupted naming table and id/seq", async () => {
     const task: StorageWrite = {
       type: "task",
       value: {
@@ -193,7 +193,6 @@ describe("SQLite storage", () => {
     await commit([delta(3, "b")]);
     await storage.close();
     const raw = new Database(path);
-    // The heads index parses entry records, so a hand-broken entry stays valid JSON but is not a record.
     raw.prepare("UPDATE entries SET record = '[1]' WHERE id = 2").run();
     raw.prepare("UPDATE tasks SET record = '{broken' WHERE id = 5").run();
     raw.prepare("DELETE FROM document_revisions WHERE document_id = 3 AND seq = 1").run();
@@ -203,9 +202,7 @@ describe("SQLite storage", () => {
     expect(entryError).toBeInstanceOf(StorageCorrupted);
     expect((entryError as Error).message).toMatch(/entries id 2/);
     expect(entryError).toMatchObject({ location: { table: "entries", key: "2" } });
-    await expect(storage.task(5 as never)).rejects.toThrow(
-      /tasks id 5: the record column is not JSON/,
-    );
+    await expect(storage.task(5 as never)).rejects.toThrow(/tasks id 5: the row does not match/);
     const docError = await storage.document(3 as DocumentId, "current").catch((e: unknown) => e);
     expect(docError).toBeInstanceOf(StorageCorrupted);
     expect(docError).toMatchObject({ location: { documentId: 3, seq: 2 } });
@@ -228,4 +225,27 @@ describe("SQLite storage", () => {
     expect(after).toBeLessThanOrEqual(40 + ID_RESERVATION + 1);
     expect((await commit([])).seqs).toEqual([2]);
   });
+
+  it.each([
+    ["metadata", "DELETE FROM metadata WHERE name = 'next_seq'", "next_seq"],
+    ["ids", "DELETE FROM ids WHERE namespace = 'global'", "high_water"],
+  ])(
+    "refuses to open a file whose %s counter row is missing, as StorageCorrupted naming the table, and leaves the file as it was",
+    async (table, remove, named) => {
+      await commit([conversation, entry(2, "kept")]);
+      await storage.close();
+      const raw = new Database(path);
+      raw.prepare(remove).run();
+      raw.close();
+      const error = await openSqliteStorage(path).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageCorrupted);
+      expect(error).toMatchObject({ location: { file: path, table } });
+      expect((error as Error).message).toContain(named);
+      // The refused open changed nothing and let go of the file.
+      const again = new Database(path);
+      expect(again.prepare(`SELECT count(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
+      expect(again.prepare("SELECT count(*) AS n FROM entries").get()).toEqual({ n: 1 });
+      again.close();
+    },
+  );
 });

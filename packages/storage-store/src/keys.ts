@@ -44,6 +44,8 @@ export function trailingNumber(key: string): number | undefined {
 export const K = {
   format: "m/format",
   counters: "m/counters",
+  markers: "l/",
+  marker: (firstSeq: number) => `l/${pad(firstSeq)}`,
 
   conversation: (id: number) => `c/${pad(id)}`,
   conversations: "c/",
@@ -78,7 +80,12 @@ export const K = {
 export const KEY_RANGES: readonly { prefix: string; holds: string }[] = [
   {
     prefix: "m/",
-    holds: "metadata: m/format (layout version), m/counters (last seq, id high-water mark)",
+    holds:
+      "metadata: m/format (layout version), m/counters (last seq, id high-water mark, verified seq, newest marker link)",
+  },
+  {
+    prefix: "l/",
+    holds: "l/<first seq> -> { to, prev } commit marker, one per commit call (commit chain)",
   },
   { prefix: "c/", holds: "c/<conversation> -> ConversationRecord" },
   {

@@ -4,7 +4,6 @@ import {
   StorageCorrupted,
   StoragePoisoned,
   StorageRequestError,
-  StorageVersionError,
   checkAt,
   checkBatchShape,
   checkId,
@@ -43,11 +42,14 @@ import {
   type TaskRecord,
 } from "@durably/core";
 import { ValueCache } from "./cache.js";
-import { decode, isId } from "./codec.js";
+import { CheckedStore } from "./checked-store.js";
+import { isId } from "./codec.js";
+import { countersPayload, marker, type Counters } from "./commit-chain.js";
 import { planBatch } from "./commit-plan.js";
 import { findLive, readDocument } from "./documents.js";
 import type { KeyValueOp, KeyValueStore, RangeOptions } from "./key-value-store.js";
 import { K, pad, prefixEnd, trailingNumber } from "./keys.js";
+import { readStoredState, STORE_FORMAT } from "./open-state.js";
 import {
   decodeConversation,
   decodeDocumentRecord,
@@ -63,19 +65,11 @@ import {
 } from "./records.js";
 import { View, type Pending, type Reader } from "./view.js";
 
-/** The key layout version this code writes and reads (`m/format`). */
-export const STORE_FORMAT = 1;
+export { STORE_FORMAT };
 
 export interface StoreStorageOptions {
   /** Conversation and document-state values kept in memory to spare a read per commit. Default 10 000; 0 disables. */
   cacheSize?: number;
-}
-
-interface Counters {
-  /** The last stored seq. */
-  seq: number;
-  /** Id high-water mark: every committed record id and every id minted before the write is at or below it. */
-  ids: number;
 }
 
 const TASK_STATUSES = ["pending", "running", "waiting", "completing", "terminal"];
@@ -84,9 +78,12 @@ const MAX = Number.MAX_SAFE_INTEGER;
 
 /**
  * The Storage contract on any ordered, transactional `KeyValueStore`
- * (DESIGN 4.4). One `commit` call is one atomic `store.write`; every check
- * that can refuse a batch runs before it, so a refused batch never reaches
- * the store. Counters live in memory and are written inside each write.
+ * (see the package README, "How a commit is stored"). One `commit` call is one atomic
+ * `store.write`; every check that can refuse a batch runs before it, so a
+ * refused batch never reaches the store. Counters live in memory and are
+ * written inside each write, with the write's commit-chain marker. Every
+ * value goes through `CheckedStore`: framed with a checksum on write,
+ * checked on read.
  */
 export class StoreStorage implements Storage, Reader {
   readonly capabilities: StorageCapabilities;
@@ -95,6 +92,11 @@ export class StoreStorage implements Storage, Reader {
   private idBound: number;
   private minted: number;
   private formatWritten: boolean;
+  /** Seq the chain was verified up to at open: written into every commit's counters for the next open. */
+  private readonly verified: number;
+  /** Checksum field of the newest commit marker. */
+  private link: string;
+  private readonly kv: CheckedStore;
   private state: "open" | "closed" | "poisoned" = "open";
   private poisonCause: unknown;
   private line: Promise<unknown> = Promise.resolve();
@@ -114,48 +116,33 @@ export class StoreStorage implements Storage, Reader {
     this.idBound = counters.ids;
     this.minted = Math.max(1, counters.ids);
     this.formatWritten = formatWritten;
+    this.verified = counters.seq;
+    this.link = counters.link;
     this.cache = new ValueCache(options.cacheSize ?? 10_000);
+    this.kv = new CheckedStore(store, (error) => {
+      // The store said the outcome of its I/O is uncertain (levelStore: a failed write): trust nothing
+      // until a reopen. A failed read (StorageIOError) changed nothing, so the storage stays usable.
+      if (error instanceof StoragePoisoned && this.state === "open") {
+        this.state = "poisoned";
+        this.poisonCause = error;
+      }
+    });
   }
 
-  /** Opens the store (if it has an `open`), reads the counters and is ready. The storage owns the store from now on. */
+  /**
+   * Opens the store (if it has an `open`), reads the counters, verifies the
+   * commit chain written since the last verified open, tells the store
+   * (`confirmOpen`), and is ready. The storage owns the store from now on.
+   */
   static async open(
     store: KeyValueStore,
     options: StoreStorageOptions = {},
   ): Promise<StoreStorage> {
-    await store.open?.();
     try {
-      const format = await store.get(K.format);
-      if (format === undefined) {
-        for await (const [key] of store.range({ limit: 1 }))
-          throw new StorageCorrupted(
-            `the store is not empty but has no ${K.format} key (first key ${key}): not a Durably store`,
-            {
-              key,
-            },
-          );
-        return new StoreStorage(store, { seq: 0, ids: 0 }, false, options);
-      }
-      const version = decode(K.format, format);
-      if (typeof version === "number" && Number.isSafeInteger(version) && version > STORE_FORMAT)
-        throw new StorageVersionError(
-          `${K.format} is ${version}; this code reads format ${STORE_FORMAT}`,
-        );
-      if (version !== STORE_FORMAT)
-        throw new StorageCorrupted(`key ${K.format}: unknown format ${format}`, { key: K.format });
-      const raw = await store.get(K.counters);
-      if (raw === undefined)
-        throw new StorageCorrupted(`key ${K.counters} is missing`, { key: K.counters });
-      const counters = decode(K.counters, raw) as Partial<Counters> | null;
-      if (
-        typeof counters !== "object" ||
-        counters === null ||
-        !isId(counters.seq) ||
-        !(counters.ids === 0 || isId(counters.ids))
-      )
-        throw new StorageCorrupted(`key ${K.counters}: not { seq, ids }: ${raw}`, {
-          key: K.counters,
-        });
-      return new StoreStorage(store, counters as Counters, true, options);
+      await store.open?.();
+      const { counters, formatWritten } = await readStoredState(store);
+      await store.confirmOpen?.();
+      return new StoreStorage(store, counters, formatWritten, options);
     } catch (error) {
       await store.close().catch(() => undefined);
       throw error;
@@ -214,12 +201,15 @@ export class StoreStorage implements Storage, Reader {
       const ops: KeyValueOp[] = [];
       for (const [key, value] of call)
         ops.push(value === null ? { type: "del", key } : { type: "put", key, value });
-      ops.push({ type: "put", key: K.counters, value: `{"seq":${seq},"ids":${ids}}` });
+      const chained = marker(this.seq + 1, seq, this.link);
+      ops.push({ type: "put", key: chained.key, value: chained.payload });
+      const counters: Counters = { seq, ids, verified: this.verified, link: chained.link };
+      ops.push({ type: "put", key: K.counters, value: countersPayload(counters) });
       if (!this.formatWritten)
         ops.push({ type: "put", key: K.format, value: String(STORE_FORMAT) });
       this.generation++;
       try {
-        await this.store.write(ops);
+        await this.kv.write(ops);
       } catch (error) {
         // The write may or may not have landed: nothing in memory can be trusted until a reopen.
         this.state = "poisoned";
@@ -227,6 +217,7 @@ export class StoreStorage implements Storage, Reader {
         throw error;
       }
       this.generation++;
+      this.link = chained.link;
       this.seq = seq;
       this.idBound = idBound;
       this.formatWritten = true;
@@ -262,7 +253,7 @@ export class StoreStorage implements Storage, Reader {
     const cached = isCached(key) ? this.cache.get(key) : undefined;
     if (cached !== undefined) return cached.raw;
     const generation = this.generation;
-    const value = await this.store.get(key);
+    const value = await this.kv.get(key);
     if (value !== undefined && generation === this.generation && isCached(key))
       this.cache.set(key, { raw: value });
     return value;
@@ -285,7 +276,7 @@ export class StoreStorage implements Storage, Reader {
   }
 
   range(options: RangeOptions): AsyncIterable<[string, string]> {
-    return this.store.range(options);
+    return this.kv.range(options);
   }
 
   // ---- conversations --------------------------------------------------------
@@ -321,7 +312,7 @@ export class StoreStorage implements Storage, Reader {
       scan,
       query,
       limit,
-      idRanges(this.store, [{ prefix }], order, after),
+      idRanges(this.kv, [{ prefix }], order, after),
       async (key, raw) => {
         if (owner === undefined) return decodeConversation(key, raw);
         const id = trailingNumber(key) as number;
@@ -345,7 +336,7 @@ export class StoreStorage implements Storage, Reader {
     if (!/^\d{16}$/.test(raw) || !isId(conversationId))
       throw new StorageCorrupted(`key ${home}: not a conversation id: ${raw}`, { key: home });
     const key = K.entry(conversationId, id);
-    const stored = await this.store.get(key);
+    const stored = await this.kv.get(key);
     if (stored === undefined) throw missingTarget(home, `entry ${key}`);
     const { seq, entry } = decodeStoredEntry(key, stored);
     return { entry, commitSeq: seq as Seq };
@@ -381,7 +372,7 @@ export class StoreStorage implements Storage, Reader {
       max: Math.min(max, s.maxInclusive),
     }));
     if (order === "ascending") ranges.reverse();
-    return this.page(scan, query, limit, idRanges(this.store, ranges, order, after), (key, raw) =>
+    return this.page(scan, query, limit, idRanges(this.kv, ranges, order, after), (key, raw) =>
       Promise.resolve(decodeStoredEntry(key, raw).entry),
     );
   }
@@ -400,7 +391,7 @@ export class StoreStorage implements Storage, Reader {
       const min = segment.minExclusive + 1;
       if (min > max) continue;
       const prefix = K.heads(segment.conversationId);
-      for await (const [key] of this.store.range({
+      for await (const [key] of this.kv.range({
         gte: prefix + pad(min),
         lt: upperKey(prefix, max),
         reverse: true,
@@ -410,7 +401,7 @@ export class StoreStorage implements Storage, Reader {
         if (id === undefined)
           throw new StorageCorrupted(`key ${key}: not a head index key`, { key });
         const entryKey = K.entry(segment.conversationId, id);
-        const raw = await this.store.get(entryKey);
+        const raw = await this.kv.get(entryKey);
         if (raw === undefined) throw missingTarget(key, `entry ${entryKey}`);
         return decodeStoredEntry(entryKey, raw).entry;
       }
@@ -491,7 +482,7 @@ export class StoreStorage implements Storage, Reader {
         scan,
         query,
         limit,
-        idRanges(this.store, [{ prefix: K.tasks }], order, after),
+        idRanges(this.kv, [{ prefix: K.tasks }], order, after),
         (key, raw) => {
           const task = decodeTask(key, raw);
           return Promise.resolve(matches(summaryOf(task)) ? task : undefined);
@@ -502,7 +493,7 @@ export class StoreStorage implements Storage, Reader {
       scan,
       query,
       limit,
-      idRanges(this.store, [{ prefix }], order, after),
+      idRanges(this.kv, [{ prefix }], order, after),
       async (key, raw) => {
         if (!matches(decodeTaskSummary(key, raw))) return undefined;
         const id = trailingNumber(key) as number;
@@ -549,7 +540,7 @@ export class StoreStorage implements Storage, Reader {
       scan,
       query,
       limit,
-      idRanges(this.store, [{ prefix }], order, after),
+      idRanges(this.kv, [{ prefix }], order, after),
       async (key, raw) => {
         if (status !== undefined && decodeSubmissionSummary(key, raw).s !== status)
           return undefined;
@@ -572,7 +563,7 @@ export class StoreStorage implements Storage, Reader {
         `requestId must be a string, got ${typeof requestId}`,
       );
     const prefix = K.submissionsByRequest(conversationId, requestId);
-    for await (const [key] of this.store.range({ gte: prefix, lt: prefixEnd(prefix), limit: 1 })) {
+    for await (const [key] of this.kv.range({ gte: prefix, lt: prefixEnd(prefix), limit: 1 })) {
       const id = trailingNumber(key);
       if (id === undefined)
         throw new StorageCorrupted(`key ${key}: not a request index key`, { key });
@@ -627,7 +618,7 @@ export class StoreStorage implements Storage, Reader {
       scan,
       query,
       limit,
-      idRanges(this.store, [{ prefix: K.documentsIn(scope) }], order, after),
+      idRanges(this.kv, [{ prefix: K.documentsIn(scope) }], order, after),
       (key, raw) => {
         const record = decodeDocumentRecord(key, raw);
         return Promise.resolve(
@@ -714,7 +705,7 @@ function upperKey(prefix: string, max: number): string {
 
 /** Key ranges of id-keyed prefixes, each within inclusive id bounds, walked in `order` after the cursor id. */
 async function* idRanges(
-  store: KeyValueStore,
+  store: CheckedStore,
   ranges: readonly { prefix: string; min?: number; max?: number }[],
   order: Order,
   after: number | undefined,

@@ -1,17 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** Spawns a TypeScript file of this package as a real child process (workspace sources, no build). */
-export function spawnTs(file: string, args: string[]): ChildProcess {
+/** The command line that runs a TypeScript file of this package (workspace sources, no build). */
+export function tsCommand(file: string, args: string[]): string[] {
   const path = fileURLToPath(new URL(file, import.meta.url));
-  return spawn(
-    process.execPath,
-    ["--conditions=@durably/source", "--import", "tsx", path, ...args],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-      cwd: fileURLToPath(new URL("..", import.meta.url)),
-    },
-  );
+  return [process.execPath, "--conditions=@durably/source", "--import", "tsx", path, ...args];
+}
+
+/** Spawns a TypeScript file of this package as a real child process; `prefix` runs it under another command (strace). */
+export function spawnTs(
+  file: string,
+  args: string[],
+  options: { prefix?: string[]; stdin?: boolean } = {},
+): ChildProcess {
+  const [command, ...rest] = [...(options.prefix ?? []), ...tsCommand(file, args)] as [
+    string,
+    ...string[],
+  ];
+  return spawn(command, rest, {
+    stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+  });
 }
 
 /** Resolves with the child's first stdout line equal to `line`; rejects with its stderr if it exits first. */

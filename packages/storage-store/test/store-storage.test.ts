@@ -135,7 +135,10 @@ for (const backend of backends) {
         expect(store.writes).toHaveLength(1);
         const written = (store.writes[0] ?? []).map((op) => op.key);
         expect(written).toContain("m/counters");
-        expect(await store.get("m/counters")).toBe(JSON.stringify({ seq: 3, ids: 3 }));
+        // One commit-chain marker for the whole call, named by its first seq.
+        expect(written.filter((key) => key.startsWith("l/"))).toEqual(["l/0000000000000001"]);
+        const counters = JSON.parse((await store.get("m/counters"))?.slice(8) ?? "null") as unknown;
+        expect(counters).toMatchObject({ seq: 3, ids: 3, verified: 0 });
       });
     });
 
@@ -152,7 +155,11 @@ for (const backend of backends) {
         expect((result.refused as BatchRefused).reason).toBe("immutable-record");
         const after = await keys(store);
         expect(after.filter((k) => !before.some((p) => p.key === k)).sort()).toEqual(
-          ["e/0000000000000001/0000000000000003", "ei/0000000000000003"].sort(),
+          [
+            "e/0000000000000001/0000000000000003",
+            "ei/0000000000000003",
+            "l/0000000000000002",
+          ].sort(),
         );
         expect(await storage.entry(4 as never)).toBeUndefined();
         expect(store.writes).toHaveLength(2);

@@ -8,6 +8,7 @@ export type CrashRule =
   | "reopen sees the committed state"
   | "the storage keeps working after a crash"
   | "corruption is reported, never guessed around"
+  | "a failed syscall reaches the writer"
   | "single owner"
   | "harness";
 

@@ -3,6 +3,16 @@ export {
   DEFAULT_CRASH_ITERATIONS,
   CONCURRENT_COMMITTERS,
 } from "./register.js";
-export type { CrashConformanceOptions, CorruptionKind, CrashTestApi } from "./types.js";
+export {
+  registerSyscallFaultConformance,
+  DEFAULT_FAULT_SAMPLES,
+} from "./register-syscall-faults.js";
+export type {
+  CrashConformanceOptions,
+  CorruptionKind,
+  CrashTestApi,
+  SyscallFaultOptions,
+  FaultReplay,
+} from "./types.js";
 export { CrashCheckFailed } from "./failure.js";
 export type { CrashRule } from "./failure.js";

@@ -116,13 +116,14 @@ export class Ledger {
    * reported, then advances the ledger to what is stored.
    */
   async verify(storage: Storage, report: ChildReport): Promise<void> {
-    if (report.nextSteps !== undefined) {
+    const resumed = report.nextSteps;
+    if (resumed !== undefined) {
       const expected = this.expectedNextSteps();
       check(
-        jsonEqual(report.nextSteps as Json, expected),
+        jsonEqual(resumed as Json, expected),
         "reopen sees the committed state",
         () =>
-          `the child's Session resumed at steps ${JSON.stringify(report.nextSteps)}, the storage held ${JSON.stringify(expected.map((s) => s - 1))}`,
+          `the child's Session found step(s) ${JSON.stringify(resumed.map((s) => s - 1))} as the newest per committer, but step(s) ${JSON.stringify(expected.map((s) => s - 1))} were stored and verified before the child opened the storage`,
       );
     }
 

@@ -1,6 +1,7 @@
 import { runCorruption } from "./corruption.js";
 import { formatSummary, runKillLoop } from "./kill-loop.js";
 import { crashIterations, crashSeed, Prng } from "./prng.js";
+import { registerSyscallFaultCases } from "./register-syscall-faults.js";
 import { runSingleOwner } from "./single-owner.js";
 import type { CorruptionKind, CrashConformanceOptions, CrashTestApi } from "./types.js";
 
@@ -17,12 +18,13 @@ function loopTimeoutMs(iterations: number): number {
 }
 
 /**
- * Registers the kill -9 scenarios for a persistent backend (DESIGN section
- * 5): a real child process commits through a Session and is SIGKILLed at
+ * Registers the kill -9 scenarios for a persistent backend:
+ * a real child process commits through a Session and is SIGKILLed at
  * seeded random moments; after each kill the storage is reopened and checked
  * (acknowledged commits present, none half present, a prefix survives, seqs
  * and ids only grow, the storage keeps working). Plus the cross-process
- * single-owner rule and, with `corrupt`, corruption detection.
+ * single-owner rule, with `corrupt` corruption detection, and with
+ * `syscallFaults` real syscall faults injected by strace.
  */
 export function registerCrashConformance(
   api: CrashTestApi,
@@ -95,5 +97,9 @@ export function registerCrashConformance(
           );
       });
     }
+
+    const syscallFaults = options.syscallFaults;
+    if (syscallFaults !== undefined)
+      registerSyscallFaultCases(api, name, { ...options, syscallFaults }, seed);
   });
 }

@@ -48,8 +48,52 @@ export interface CrashConformanceOptions {
    */
   iterations?: number;
   /**
+   * File backends: which files are the backend's own, for the syscall-fault
+   * scenarios (real `strace -e inject=...` faults in the child's writes,
+   * syncs, renames, opens, truncates and removes of those files). Without it
+   * those scenarios are not registered.
+   */
+  syscallFaults?: SyscallFaultOptions;
+  /**
    * Seed of the kill schedule. Default: random per run (printed with every
    * failure); the `CRASH_SEED` environment variable overrides both.
    */
   seed?: number;
+}
+
+/** What the syscall-fault scenarios need to know about a file backend. */
+export interface SyscallFaultOptions {
+  /**
+   * The files and directories the storage at `path` lives in (absolute, as
+   * built from `path`). A directory stands for everything in it, whatever
+   * the names: the suite learns the names from two fault-free runs, because
+   * strace matches paths exactly. Example: SQLite `[path, `${path}-wal`,
+   * `${path}-shm`, `${path}-journal`]`; a directory backend `[path]`.
+   */
+  files: (path: string) => readonly string[];
+  /**
+   * Files among those that hold no data and whose failed writes the backend
+   * may ignore by design (a diagnostic log): faults are not injected there.
+   */
+  ignore?: (file: string) => boolean;
+  /**
+   * Faults per syscall group (write, sync, rename, open, truncate, mkdir,
+   * remove) per run. Default 1; the `CRASH_FAULT_ITERATIONS` environment
+   * variable overrides it (soak runs).
+   */
+  samples?: number;
+  /**
+   * Faults run every time, before the sampled ones, as the `inject=` part of
+   * a failure message names them (`{ syscall: "openat", errno: "EMFILE",
+   * when: 5 }`): keeps a fault that once broke the backend as a regression
+   * case whatever the seed.
+   */
+  replay?: readonly FaultReplay[];
+}
+
+/** One fault to inject on every run: the n-th call of `syscall` on the backend's files (per thread) fails with `errno`. */
+export interface FaultReplay {
+  syscall: string;
+  errno: string;
+  when: number;
 }

@@ -52,7 +52,7 @@ export async function storedDoc(
 }
 
 /**
- * The atomicity promise of DESIGN 7 as stored: every tool call in an
+ * The harness's atomicity promise as stored: every tool call in an
  * assistant entry has its tool task or its result, and no call has two
  * results. Returns the calls found, in order.
  */

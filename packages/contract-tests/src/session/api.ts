@@ -1,7 +1,7 @@
 import type { Check } from "../storage/support.js";
 import type { FaultInjector } from "./faults.js";
 
-/** The session-level rule groups, DESIGN section 5. */
+/** The session-level rule groups of the conformance suite. */
 export type SessionRule =
   | "atomic commits"
   | "operation failures"

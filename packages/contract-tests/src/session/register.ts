@@ -53,7 +53,7 @@ async function run(
 }
 
 /**
- * Registers the session conformance suite (DESIGN section 5): the seed
+ * Registers the session conformance suite: the seed
  * atomicity and failure scenarios, run by a real Session over the adapter
  * from `factory` (the same factory shape as `registerStorageConformance`).
  * Faults are injected by wrapping the adapter's Storage port.

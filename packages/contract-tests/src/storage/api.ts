@@ -10,7 +10,12 @@ export type ExpectLike = (actual: unknown) => Matchers;
 /** The injected test runner (Vitest, Jest, node:test adapters...). The suite never imports one. */
 export interface TestApi {
   describe(name: string, body: () => void): unknown;
-  it(name: string, body: () => Promise<void>): unknown;
+  /**
+   * `body` forwards the arguments the runner calls it with: a test context
+   * with a `skip(note)` function (Vitest's) lets the suite report a scenario
+   * that does not apply to the storage as skipped rather than passed.
+   */
+  it(name: string, body: (...context: unknown[]) => Promise<void>): unknown;
   expect: ExpectLike;
 }
 

@@ -42,13 +42,24 @@ export const storageScenarios: Readonly<Record<StorageRule, readonly string[]>> 
   ) as Record<StorageRule, readonly string[]>,
 );
 
+/** The runner's way to mark a running test skipped, if its test context has one (Vitest's `context.skip`). */
+function runnerSkip(context: unknown): ((note: string) => void) | undefined {
+  const skip = (context as { skip?: unknown } | undefined)?.skip;
+  if (typeof skip !== "function") return undefined;
+  return (note) => {
+    (skip as (this: unknown, note: string) => void).call(context, note);
+  };
+}
+
 async function runScenario(
   api: TestApi,
   factory: StorageFactory,
   rule: string,
   s: Scenario,
+  testContext: unknown,
 ): Promise<void> {
   let used = false;
+  let skipped: string | undefined;
   await factory(async (storage: Storage, reopen?: Reopen) => {
     used = true;
     let current = storage;
@@ -65,9 +76,14 @@ async function runScenario(
         return current;
       },
       check,
+      skip(reason) {
+        skipped = reason;
+      },
     });
   });
   if (!used) throw new Error(`[${rule}] the storage factory resolved without calling use(storage)`);
+  // Skip once the factory has cleaned up: Vitest's skip throws to end the test.
+  if (skipped !== undefined) runnerSkip(testContext)?.(`[${rule}] ${skipped}`);
 }
 
 /**
@@ -86,7 +102,7 @@ export function registerStorageConformance(
     if (wanted !== undefined && !wanted.has(group.rule)) continue;
     api.describe(`${name} > ${group.rule}`, () => {
       for (const s of group.scenarios)
-        api.it(s.name, () => runScenario(api, factory, group.rule, s));
+        api.it(s.name, (...context) => runScenario(api, factory, group.rule, s, context[0]));
     });
   }
 }

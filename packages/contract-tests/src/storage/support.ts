@@ -28,6 +28,12 @@ export interface ScenarioContext {
   /** Reopens and returns the new current storage; fails the scenario when the factory gave no reopen. */
   reopen(): Promise<Storage>;
   readonly check: Check;
+  /**
+   * Marks the scenario as not applying to this storage (a capability it does
+   * not declare). The scenario returns right after; the runner reports the
+   * test skipped with `reason` when its test context can skip (Vitest's).
+   */
+  skip(reason: string): void;
 }
 
 export interface Scenario {

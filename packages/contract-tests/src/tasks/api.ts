@@ -1,7 +1,7 @@
 import type { Session, Storage, Scheduler } from "@durably/core";
 import type { Check } from "../storage/support.js";
 
-/** The task rule groups, DESIGN section 6. */
+/** The task rule groups of the conformance suite. */
 export type TaskRule =
   "lifecycle" | "waiting" | "wait cycles" | "abort and completing" | "blocked tasks" | "recovery";
 

@@ -61,7 +61,7 @@ async function run(
 }
 
 /**
- * Registers the task conformance suite (DESIGN section 6): real tasks run by
+ * Registers the task conformance suite: real tasks run by
  * a real Scheduler over a Session over the adapter from `factory` (the same
  * factory shape as `registerStorageConformance`; pass `reopen` to run the
  * recovery scenarios across a reopen).

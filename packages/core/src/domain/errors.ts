@@ -79,6 +79,24 @@ export class StoragePoisoned extends DurablyError {
   }
 }
 
+/**
+ * The operating system or the storage's library reported an I/O failure
+ * (EIO, ENOSPC, a driver's I/O error) while opening, reading or closing, and
+ * nothing suggests stored data is damaged. `location` names the file, key or
+ * table where known; `cause` holds the original error. Retrying after the
+ * fault is fixed may succeed. An uncertain *write* failure poisons the
+ * storage instead (`StoragePoisoned`).
+ */
+export class StorageIOError extends DurablyError {
+  override readonly name = "StorageIOError";
+  readonly code = "STORAGE_IO";
+  readonly location: CorruptionLocation;
+  constructor(message: string, location: CorruptionLocation = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.location = location;
+  }
+}
+
 /** The storage was closed; the call cannot run. */
 export class StorageClosed extends DurablyError {
   override readonly name = "StorageClosed";

@@ -22,7 +22,7 @@ export function contextStart(entries: readonly EntryRecord[]): EntryId | undefin
 }
 
 /**
- * What the model sees of a transcript (DESIGN 7, context derivation).
+ * What the model sees of a transcript (context derivation).
  *
  * `entries` is the visible transcript in ascending id order: all of it, or
  * any suffix that starts at or before the newest head marker's `head`.

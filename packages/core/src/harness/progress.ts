@@ -3,7 +3,7 @@ import type { Transaction } from "../session/transaction.js";
 
 /**
  * Streams small changes (text deltas, tool output) into deferred commits
- * (DESIGN 2.5) without one commit per change: while one deferred commit is
+ * (shown at once, stored later) without one commit per change: while one deferred commit is
  * on the line, later items gather and go together in the next one. Watchers
  * therefore see every item promptly and in order, storage sees them within
  * the session's progress window, and a burst of 10,000 chunks costs a few

@@ -48,7 +48,7 @@ function soFar(output: string): string {
   return output === "" ? "No output was recorded." : `Output so far:\n${output}`;
 }
 
-/** The result an unsafe tool gets when a crash cut its call short (DESIGN 7, tool task). */
+/** The result an unsafe tool gets when a crash cut its call short. */
 export function interruptedResult(input: ToolTaskInput, output: string): ToolResultMessage {
   return errorResult(
     input,

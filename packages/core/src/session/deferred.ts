@@ -35,7 +35,7 @@ function recordAddressKey(record: NewDocumentRecord): string {
 
 /**
  * Coalesces consecutive deferred commits into as few batches as storage
- * accepts (DESIGN 2.5): table writes concatenated (a replaced task or
+ * accepts: table writes concatenated (a replaced task or
  * submission keeps only its newest value), one content write per document
  * (deltas concatenated; any base, creation or copy becomes one write of the
  * final value), retirements last. A new incarnation at an address retired

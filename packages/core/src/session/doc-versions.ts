@@ -6,7 +6,7 @@ import type { AnyDocToken, DocValue } from "./tokens.js";
 
 const migrated = new WeakMap<object, Map<number, DocValue>>();
 
-/** Rejects a stored version newer than the token (DESIGN 2.3: never guess at a newer shape). */
+/** Rejects a stored version newer than the token (never guess at a newer shape). */
 export function checkVersion(token: AnyDocToken, state: DocState): void {
   if (state !== null && state.version > token.version)
     throw new DocumentVersionError(

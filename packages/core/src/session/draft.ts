@@ -41,8 +41,8 @@ const hasOwn = (target: object, key: PathSegment): boolean =>
   Object.prototype.hasOwnProperty.call(target, key);
 
 /**
- * Tracks the changes made through a draft of one document as ops (DESIGN
- * 2.3): copy-on-access Proxy views, strict JSON checked and copied at the
+ * Tracks the changes made through a draft of one document as ops:
+ * copy-on-access Proxy views, strict JSON checked and copied at the
  * assignment, string assignments diffed into append/trim ops, array methods
  * recorded as splices and permutations. `finish()` revokes every view and
  * returns the final frozen value with the ops that produce it from `base`.

@@ -50,8 +50,8 @@ const DEFAULT_PERSIST_WITHIN_MS = 1000;
 /**
  * The Session: the commit line with group commit, read-your-writes across
  * the pipeline, documents, watches, deferred progress, and the failure
- * rules (a failed storage call fails the session; a failed callback or
- * write fails only its commit).
+ * rules (docs/architecture.md, section 7: a failed storage call fails the
+ * session; a failed callback or write fails only its commit).
  */
 export class Session {
   /** The session clock (ms since the epoch). */

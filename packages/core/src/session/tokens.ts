@@ -112,7 +112,7 @@ function checkCommon(options: DocOptionsCommon<DocValue, DocScopeKind>, what: st
     );
 }
 
-/** Defines a document type: one document per scope instance (DESIGN 2.3). */
+/** Defines a document type: one document per scope instance. */
 export function defineDoc<T extends DocValue, S extends DocScopeKind = DocScopeKind>(
   options: DocOptions<T, S>,
 ): DocToken<T, S> {

@@ -122,7 +122,7 @@ export interface CallOptions {
 }
 
 /**
- * The driven port every backend implements (DESIGN section 3). Reads return
+ * The driven port every backend implements (the rules: RULES.md of @durably/contract-tests). Reads return
  * detached copies; `commit` copies what it keeps.
  */
 export interface Storage {

@@ -27,7 +27,7 @@ async function seedNote(session: Awaited<ReturnType<typeof openTest>>["session"]
   });
 }
 
-describe("failure semantics (DESIGN 2.4)", () => {
+describe("failure semantics", () => {
   it("the commit callback throws: nothing stored, nothing published, the session goes on", async () => {
     const { session, storage } = await openTest();
     await seedNote(session, "old");

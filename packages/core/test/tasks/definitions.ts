@@ -8,7 +8,7 @@ export const Scratch = defineDoc<{ notes: string[] }>({
   initial: () => ({ notes: [] }),
 });
 
-/** intent -> effect -> outcome, each phase one commit (DESIGN 6). */
+/** intent -> effect -> outcome, each phase one commit. */
 export const Steps = defineTask({
   name: "test.steps",
   version: 1,

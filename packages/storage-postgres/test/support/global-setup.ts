@@ -1,5 +1,6 @@
 import type { TestProject } from "vitest/node";
-import { findServerBin, startCluster, stopCluster } from "../../scripts/throwaway-cluster.mjs";
+import { systemTool } from "../../../../scripts/system-tools.mjs";
+import { startCluster, stopCluster } from "../../scripts/throwaway-cluster.mjs";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -22,12 +23,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
     project.provide("pgSkipReason", "");
     return () => undefined;
   }
-  if (findServerBin() === undefined) {
+  const server = systemTool("postgresql");
+  if (!server.available) {
     project.provide("pgUrl", "");
-    project.provide(
-      "pgSkipReason",
-      "no PostgreSQL server: set DURABLY_PG_URL, or install one (apt-get install postgresql) so the tests start a throwaway cluster",
-    );
+    project.provide("pgSkipReason", `${server.reason}; ${server.enable}`);
     return () => undefined;
   }
   const cluster = await startCluster();

@@ -1,0 +1,106 @@
+import { spawnSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+
+/** Whether strace can inject faults here, and how to call it. */
+export type StraceSupport =
+  { usable: true; path: string; seccompBpf: boolean } | { usable: false; reason: string };
+
+/** The probe's own time limit: strace plus a bare node start. */
+const PROBE_TIMEOUT_MS = 20_000;
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function findStrace(env: NodeJS.ProcessEnv): string | undefined {
+  const dirs = [...(env.PATH ?? "").split(delimiter), "/usr/bin", "/usr/sbin", "/bin"];
+  for (const dir of dirs) {
+    if (dir === "") continue;
+    const candidate = join(dir, "strace");
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * Runs one real injection: node opens a file that strace makes fail with
+ * EIO. Anything else (no ptrace in the container, a seccomp profile that
+ * forbids it, an strace without `inject`) gives the reason.
+ */
+function probe(strace: string, seccompBpf: boolean): string | undefined {
+  const target = join(tmpdir(), `durably-strace-probe-${process.pid}`);
+  const script = `try { require("node:fs").openSync(${JSON.stringify(target)}); process.exit(3) } catch (error) { process.exit(error.code === "EIO" ? 0 : 4) }`;
+  const result = spawnSync(
+    strace,
+    [
+      ...(seccompBpf ? ["-f", "--seccomp-bpf"] : []),
+      "-qq",
+      "-o",
+      "/dev/null",
+      "-e",
+      "trace=openat",
+      "-e",
+      "inject=openat:error=EIO:when=1",
+      "-P",
+      target,
+      "--",
+      process.execPath,
+      "-e",
+      script,
+    ],
+    { encoding: "utf8", timeout: PROBE_TIMEOUT_MS },
+  );
+  if (result.error !== undefined) return `${strace} could not run: ${result.error.message}`;
+  if (result.status === 0) return undefined;
+  const said = result.stderr.trim().split("\n").slice(-3).join(" / ");
+  if (result.status === 3 || result.status === 4)
+    return `${strace} ran but its injected EIO did not reach the traced process (exit ${result.status}); ${said}`;
+  return `${strace} cannot trace here (exit ${result.status ?? result.signal}): ${said || "no message"}`;
+}
+
+let cached: StraceSupport | undefined;
+
+/**
+ * Finds strace (`CRASH_STRACE`, else on PATH) and checks that it can trace and inject faults in this
+ * environment (ptrace may be forbidden in a container). Done once per
+ * process, synchronously, so the suite can register skipped cases with the
+ * reason.
+ */
+export function straceSupport(env: NodeJS.ProcessEnv = process.env): StraceSupport {
+  if (cached !== undefined) return cached;
+  if (process.platform !== "linux") {
+    cached = {
+      usable: false,
+      reason: `strace fault injection needs Linux, this is ${process.platform}`,
+    };
+    return cached;
+  }
+  const chosen = env.CRASH_STRACE;
+  if (chosen !== undefined && chosen !== "" && !isExecutable(chosen)) {
+    cached = { usable: false, reason: `CRASH_STRACE=${chosen} is not an executable file` };
+    return cached;
+  }
+  const path = chosen !== undefined && chosen !== "" ? chosen : findStrace(env);
+  if (path === undefined) {
+    cached = {
+      usable: false,
+      reason: "strace is not installed (on Debian or Ubuntu: apt-get install strace)",
+    };
+    return cached;
+  }
+  // --seccomp-bpf stops the child only at the traced syscalls: much faster when it works.
+  if (probe(path, true) === undefined) cached = { usable: true, path, seccompBpf: true };
+  else {
+    const reason = probe(path, false);
+    cached =
+      reason === undefined ? { usable: true, path, seccompBpf: false } : { usable: false, reason };
+  }
+  return cached;
+}

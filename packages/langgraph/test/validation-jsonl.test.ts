@@ -1,0 +1,4 @@
+import { jsonlBackend } from "./support/backends.js";
+import { validateOn } from "./support/validation.js";
+
+validateOn(jsonlBackend);

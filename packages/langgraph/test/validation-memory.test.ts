@@ -1,0 +1,4 @@
+import { memoryBackend } from "./support/backends.js";
+import { validateOn } from "./support/validation.js";
+
+validateOn(memoryBackend);

@@ -1,0 +1,4 @@
+import { sqliteBackend } from "./support/backends.js";
+import { validateOn } from "./support/validation.js";
+
+validateOn(sqliteBackend);

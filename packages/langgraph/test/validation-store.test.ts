@@ -1,0 +1,4 @@
+import { storeBackend } from "./support/backends.js";
+import { validateOn } from "./support/validation.js";
+
+validateOn(storeBackend);

@@ -1,0 +1,118 @@
+import { StorageCorrupted, StorageIOError, StorageLocked } from "@durably/core";
+import type { Counters } from "./commit-batches.js";
+import { typedDriverError } from "./driver-errors.js";
+import { RowReader } from "./rows.js";
+import { migrate } from "./schema.js";
+import {
+  isBusyError,
+  isNotDatabaseError,
+  type SqliteDatabase,
+  type SqliteStatements,
+} from "./sqlite-database.js";
+
+/**
+ * The size the write-ahead log is cut back to when SQLite restarts it after
+ * a checkpoint. Steady commits keep the log under about 4 MiB (SQLite's
+ * automatic checkpoint every 1000 pages), so this never truncates in steady
+ * state and costs nothing there; it only gives the space back after a
+ * commit larger than that (a big document base) made the log grow.
+ */
+export const WAL_SIZE_LIMIT = 8 * 1024 * 1024;
+
+export interface OwnershipSettings {
+  location: string;
+  synchronous: "normal" | "full";
+  busyTimeoutMs: number;
+}
+
+/**
+ * Takes ownership of the database: exclusive locking (released by the
+ * kernel when the process dies), WAL, then migrates the schema forward in
+ * one transaction and loads the counters, then the synchronous mode and the
+ * busy timeout. Errors come out typed: `StorageLocked` for a live owner,
+ * `StorageCorrupted` for a file that is not a readable database,
+ * `StorageIOError` for a failing disk.
+ */
+export async function takeOwnership(
+  db: SqliteDatabase,
+  settings: OwnershipSettings,
+): Promise<Counters> {
+  const { location } = settings;
+  try {
+    // No waiting while taking the lock: a live owner means "fail now, clearly".
+    await db.exec("PRAGMA busy_timeout = 0");
+    await db.exec("PRAGMA locking_mode = EXCLUSIVE");
+    await db.get("PRAGMA journal_mode = WAL");
+    await db.get(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    const counters = await db.transaction((tx) => {
+      migrate(tx, location);
+      return readCounters(tx, new RowReader(location));
+    });
+    await db.exec(`PRAGMA synchronous = ${settings.synchronous === "full" ? "FULL" : "NORMAL"}`);
+    await db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(settings.busyTimeoutMs))}`);
+    return counters;
+  } catch (error) {
+    if (isBusyError(error))
+      throw new StorageLocked(
+        `${location} is owned by another open storage (another process, or this one); close it first`,
+        { holder: location, cause: error },
+      );
+    if (isNotDatabaseError(error))
+      throw new StorageCorrupted(
+        `${location} is not a readable SQLite database (${error instanceof Error ? error.message : String(error)})`,
+        { file: location },
+        { cause: error },
+      );
+    throw typedDriverError(error, location, "opening");
+  }
+}
+
+function readCounters(db: SqliteStatements, rows: RowReader): Counters {
+  const file = rows.file;
+  const seq = db.get<{ value: number; crc: number }>(
+    "SELECT value, crc FROM metadata WHERE name = 'next_seq'",
+  );
+  if (seq === undefined || !Number.isSafeInteger(seq.value) || seq.value < 1)
+    throw new StorageCorrupted(`${file}: table metadata has no valid next_seq row`, {
+      file,
+      table: "metadata",
+    });
+  rows.counter("metadata", "next_seq", seq.value, seq.crc);
+  const ids = db.get<{ high_water: number; crc: number }>(
+    "SELECT high_water, crc FROM ids WHERE namespace = 'global'",
+  );
+  if (ids === undefined || !Number.isSafeInteger(ids.high_water) || ids.high_water < 1)
+    throw new StorageCorrupted(`${file}: table ids has no valid 'global' high_water row`, {
+      file,
+      table: "ids",
+    });
+  rows.counter("ids", "global", ids.high_water, ids.crc);
+  return { nextSeq: seq.value, persistedHighWater: ids.high_water, highWater: ids.high_water };
+}
+
+/**
+ * Copies the write-ahead log into the database and truncates it, so close
+ * leaves one file. SQLite's own close checkpoints too but ignores a failure
+ * (the log is simply kept); this one reports it. Returns the typed error,
+ * or `undefined` when the log was emptied.
+ */
+export async function finalCheckpoint(
+  db: SqliteDatabase,
+  location: string,
+): Promise<Error | undefined> {
+  const action =
+    "checkpointing the write-ahead log at close (nothing acknowledged is lost: the commits stay in the log, which the next open replays)";
+  try {
+    const result = await db.get<{ busy: number }>("PRAGMA wal_checkpoint(TRUNCATE)");
+    if (result !== undefined && result.busy !== 0)
+      return new StorageIOError(
+        `${location}: ${action}: the checkpoint could not complete (busy)`,
+        {
+          file: location,
+        },
+      );
+    return undefined;
+  } catch (error) {
+    return typedDriverError(error, location, action);
+  }
+}

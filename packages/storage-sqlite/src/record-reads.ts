@@ -1,0 +1,397 @@
+import {
+  checkId,
+  checkLimit,
+  checkQuery,
+  decodeIdCursor,
+  entryScanRanges,
+  entrySegments,
+  idField,
+  oneOfField,
+  pageFromRows,
+  startAfter,
+  StorageRequestError,
+  type ConversationId,
+  type ConversationQuery,
+  type ConversationRecord,
+  type Cursor,
+  type EntryId,
+  type EntryQuery,
+  type EntryRecord,
+  type Page,
+  type Seq,
+  type SubmissionId,
+  type SubmissionQuery,
+  type SubmissionRecord,
+  type TaskId,
+  type TaskQuery,
+  type TaskRecord,
+} from "@durably/core";
+import { typedDriverError, type Place } from "./driver-errors.js";
+import {
+  CONVERSATION_COLUMNS,
+  ENTRY_COLUMNS,
+  SUBMISSION_COLUMNS,
+  TASK_COLUMNS,
+  type EntryRow,
+  type RecordRow,
+  type RowReader,
+} from "./rows.js";
+import type { SqliteDatabase, SqlValue } from "./sqlite-database.js";
+
+const TASK_STATUSES = ["pending", "running", "waiting", "completing", "terminal"] as const;
+const SUBMISSION_STATUSES = ["queued", "placed", "done", "unanswered"] as const;
+const BOOLEANS = [true, false] as const;
+/** Task query fields with their columns, most selective first (the first present one drives the index). */
+const TASK_FILTERS = [
+  ["owner", "owner"],
+  ["conversationId", "conversation_id"],
+  ["status", "status"],
+  ["kind", "kind"],
+  ["abortRequested", "abort_requested"],
+  ["background", "background"],
+] as const;
+
+type WithId<Row> = Row & { id: number };
+
+const SELECT_CONVERSATION = "SELECT record, crc FROM conversations WHERE id = ?";
+const SELECT_ENTRY = "SELECT commit_seq, record, crc FROM entries WHERE id = ?";
+const SELECT_TASK = "SELECT record, crc FROM tasks WHERE id = ?";
+const SELECT_SUBMISSION = "SELECT record, crc FROM submissions WHERE id = ?";
+const SUBMISSION_BY_REQUEST = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE conversation_id = ? AND request_id = ? ORDER BY id LIMIT 1`;
+// `head = 1` matches the partial index entries_heads word for word, so the planner uses it.
+const HEAD_IN_RANGE = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? AND id <= ? AND head = 1 ORDER BY id DESC LIMIT 1`;
+const ENTRY_RANGE_DESC = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? AND id <= ? ORDER BY id DESC LIMIT ?`;
+const ENTRY_RANGE_ASC = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? AND id <= ? ORDER BY id ASC LIMIT ?`;
+
+export function orderSql(order: "ascending" | "descending"): { cmp: string; dir: string } {
+  return order === "ascending" ? { cmp: ">", dir: "ASC" } : { cmp: "<", dir: "DESC" };
+}
+
+function booleanFlag(value: boolean | undefined): number | undefined {
+  return value === undefined ? undefined : value ? 1 : 0;
+}
+
+/** Whether a task record has every field a (validated) task query asks for. */
+function taskMatches(task: TaskRecord, query: TaskQuery): boolean {
+  return (
+    (query.owner === undefined || task.owner === query.owner) &&
+    (query.conversationId === undefined || task.conversationId === query.conversationId) &&
+    (query.status === undefined || task.state.status === query.status) &&
+    (query.kind === undefined || task.kind === query.kind) &&
+    (query.abortRequested === undefined ||
+      (task.abortRequested === true) === query.abortRequested) &&
+    (query.background === undefined || (task.background === true) === query.background)
+  );
+}
+
+/**
+ * Reads of conversations, entries, tasks and submissions. Every row comes
+ * back through the `RowReader`, which verifies its checksum; driver errors
+ * that mean damage or a failing disk come out typed, naming file, table and key.
+ */
+export class RecordReads {
+  readonly #db: SqliteDatabase;
+  readonly #rows: RowReader;
+  readonly #sql = new Map<string, string>();
+
+  constructor(db: SqliteDatabase, rows: RowReader) {
+    this.#db = db;
+    this.#rows = rows;
+  }
+
+  /** The driver's damage and I/O errors as typed ones naming the place; checksum failures pass as they are. */
+  #typed(error: unknown, action: string, place: Place): Error {
+    return typedDriverError(error, this.#rows.file, action, place);
+  }
+
+  async conversation(id: ConversationId): Promise<ConversationRecord | undefined> {
+    checkId("conversation id", id);
+    try {
+      const row = await this.#db.get<RecordRow>(SELECT_CONVERSATION, [id]);
+      return row === undefined ? undefined : this.#rows.conversation(id, row);
+    } catch (error) {
+      throw this.#typed(error, "reading a conversation", { table: "conversations", key: id });
+    }
+  }
+
+  async scanConversations(
+    query: ConversationQuery,
+    limit: number,
+    cursor?: Cursor,
+  ): Promise<Page<ConversationRecord>> {
+    const scan = "scanConversations";
+    const order = checkQuery(scan, query, ["ownerTaskId"], "ascending");
+    checkLimit(limit);
+    const owner = idField(scan, query, "ownerTaskId", false);
+    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
+    const { cmp, dir } = orderSql(order);
+    const where = owner === undefined ? `id ${cmp} ?` : `owner_task_id = ? AND id ${cmp} ?`;
+    const params: SqlValue[] = owner === undefined ? [after, limit + 1] : [owner, after, limit + 1];
+    const sql = `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
+    try {
+      const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) => {
+        const record = this.#rows.conversation(r.id, r);
+        if (owner === undefined) return record;
+        return this.#rows.found(
+          "conversations",
+          r.id,
+          record,
+          (c) => c.owner?.taskId === owner,
+          `owner task ${owner}`,
+        );
+      });
+    } catch (error) {
+      throw this.#typed(error, "scanning conversations", { table: "conversations" });
+    }
+  }
+
+  async entry(id: EntryId): Promise<{ entry: EntryRecord; commitSeq: Seq } | undefined> {
+    checkId("entry id", id);
+    try {
+      const row = await this.#db.get<EntryRow>(SELECT_ENTRY, [id]);
+      if (row === undefined) return undefined;
+      return { entry: this.#rows.entry(id, row), commitSeq: row.commit_seq as Seq };
+    } catch (error) {
+      throw this.#typed(error, "reading an entry", { table: "entries", key: id });
+    }
+  }
+
+  #segments(conversationId: number) {
+    // Conversations are immutable once stored, so walking them in several reads is consistent.
+    return entrySegments(conversationId as ConversationId, (id) => this.conversation(id));
+  }
+
+  async latestHead(
+    conversationId: ConversationId,
+    atOrBefore?: EntryId,
+  ): Promise<EntryRecord | undefined> {
+    checkId("conversation id", conversationId);
+    if (atOrBefore !== undefined) checkId("atOrBefore", atOrBefore);
+    const segments = await this.#segments(conversationId);
+    if (segments === undefined) return undefined;
+    const limit = atOrBefore ?? Number.MAX_SAFE_INTEGER;
+    try {
+      return await this.#db.transaction(
+        (db) => {
+          for (const range of entryScanRanges(segments, "descending", 1, limit)) {
+            const row = db.get<WithId<EntryRow>>(HEAD_IN_RANGE, [
+              range.conversationId,
+              range.lower,
+              range.upper,
+            ]);
+            if (row !== undefined)
+              return this.#rows.found(
+                "entries",
+                row.id,
+                this.#rows.entry(row.id, row),
+                (e) => e.conversationId === range.conversationId && e.head != null,
+                `the heads of conversation ${range.conversationId}`,
+              );
+          }
+          return undefined;
+        },
+        { readOnly: true },
+      );
+    } catch (error) {
+      throw this.#typed(error, "finding the latest head", { table: "entries" });
+    }
+  }
+
+  async scanEntries(query: EntryQuery, limit: number, cursor?: Cursor): Promise<Page<EntryRecord>> {
+    const scan = "scanEntries";
+    const order = checkQuery(
+      scan,
+      query,
+      ["conversationId", "minEntryId", "maxEntryId"],
+      "descending",
+    );
+    checkLimit(limit);
+    const conversationId = idField(scan, query, "conversationId", true) as number;
+    const min = idField(scan, query, "minEntryId", false) ?? 1;
+    const max = idField(scan, query, "maxEntryId", false) ?? Number.MAX_SAFE_INTEGER;
+    const position = decodeIdCursor(scan, query, cursor);
+    const segments = await this.#segments(conversationId);
+    if (segments === undefined) return { items: [] };
+    const ranges = entryScanRanges(segments, order, min, max, position);
+    const sql = order === "descending" ? ENTRY_RANGE_DESC : ENTRY_RANGE_ASC;
+    try {
+      const rows = await this.#db.transaction(
+        (db) => {
+          const found: (WithId<EntryRow> & { conversation: number })[] = [];
+          for (const range of ranges) {
+            const left = limit + 1 - found.length;
+            const params = [range.conversationId, range.lower, range.upper, left];
+            for (const row of db.all<WithId<EntryRow>>(sql, params))
+              found.push({ ...row, conversation: range.conversationId });
+            if (found.length > limit) break;
+          }
+          return found;
+        },
+        { readOnly: true },
+      );
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.found(
+          "entries",
+          r.id,
+          this.#rows.entry(r.id, r),
+          (e) => e.conversationId === r.conversation,
+          `the entries of conversation ${r.conversation}`,
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning entries", { table: "entries" });
+    }
+  }
+
+  async task(id: TaskId): Promise<TaskRecord | undefined> {
+    checkId("task id", id);
+    try {
+      const row = await this.#db.get<RecordRow>(SELECT_TASK, [id]);
+      return row === undefined ? undefined : this.#rows.task(id, row);
+    } catch (error) {
+      throw this.#typed(error, "reading a task", { table: "tasks", key: id });
+    }
+  }
+
+  async scanTasks(query: TaskQuery, limit: number, cursor?: Cursor): Promise<Page<TaskRecord>> {
+    const scan = "scanTasks";
+    const order = checkQuery(
+      scan,
+      query,
+      TASK_FILTERS.map(([field]) => field),
+      "ascending",
+    );
+    checkLimit(limit);
+    const values: (SqlValue | undefined)[] = [
+      idField(scan, query, "owner", false),
+      idField(scan, query, "conversationId", false),
+      oneOfField(scan, query, "status", TASK_STATUSES),
+      oneOfField<string>(scan, query, "kind", "string"),
+      booleanFlag(oneOfField(scan, query, "abortRequested", BOOLEANS)),
+      booleanFlag(oneOfField(scan, query, "background", BOOLEANS)),
+    ];
+    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
+    const params: SqlValue[] = [];
+    let shape = order;
+    values.forEach((value, i) => {
+      if (value === undefined) return;
+      params.push(value);
+      shape += `,${i}`;
+    });
+    params.push(after, limit + 1);
+    const sql = this.#cachedSql(`tasks:${shape}`, () => {
+      const { cmp, dir } = orderSql(order);
+      // Without ANALYZE statistics SQLite may pick any of the equality indexes; steer it to the
+      // most selective field present and keep the others out of index choice with unary "+".
+      let indexed = false;
+      const terms: string[] = [];
+      TASK_FILTERS.forEach(([, column], i) => {
+        if (values[i] === undefined) return;
+        terms.push(`${indexed ? "+" : ""}${column} = ?`);
+        indexed = true;
+      });
+      terms.push(`id ${cmp} ?`);
+      return `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
+    });
+    try {
+      const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.found(
+          "tasks",
+          r.id,
+          this.#rows.task(r.id, r),
+          (t) => taskMatches(t, query),
+          `scanTasks(${JSON.stringify(query)})`,
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning tasks", { table: "tasks" });
+    }
+  }
+
+  async submission(id: SubmissionId): Promise<SubmissionRecord | undefined> {
+    checkId("submission id", id);
+    try {
+      const row = await this.#db.get<RecordRow>(SELECT_SUBMISSION, [id]);
+      return row === undefined ? undefined : this.#rows.submission(id, row);
+    } catch (error) {
+      throw this.#typed(error, "reading a submission", { table: "submissions", key: id });
+    }
+  }
+
+  async scanSubmissions(
+    query: SubmissionQuery,
+    limit: number,
+    cursor?: Cursor,
+  ): Promise<Page<SubmissionRecord>> {
+    const scan = "scanSubmissions";
+    const order = checkQuery(scan, query, ["conversationId", "status"], "ascending");
+    checkLimit(limit);
+    const conversationId = idField(scan, query, "conversationId", true) as number;
+    const status = oneOfField(scan, query, "status", SUBMISSION_STATUSES);
+    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
+    const { cmp, dir } = orderSql(order);
+    const where =
+      status === undefined
+        ? `conversation_id = ? AND id ${cmp} ?`
+        : `conversation_id = ? AND status = ? AND id ${cmp} ?`;
+    const params: SqlValue[] =
+      status === undefined
+        ? [conversationId, after, limit + 1]
+        : [conversationId, status, after, limit + 1];
+    const sql = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
+    try {
+      const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
+      return pageFromRows(scan, query, limit, rows, (r) =>
+        this.#rows.found(
+          "submissions",
+          r.id,
+          this.#rows.submission(r.id, r),
+          (s) =>
+            s.conversationId === conversationId && (status === undefined || s.status === status),
+          `scanSubmissions(${JSON.stringify(query)})`,
+        ),
+      );
+    } catch (error) {
+      throw this.#typed(error, "scanning submissions", { table: "submissions" });
+    }
+  }
+
+  async submissionByRequest(
+    conversationId: ConversationId,
+    requestId: string,
+  ): Promise<SubmissionRecord | undefined> {
+    checkId("conversation id", conversationId);
+    if (typeof requestId !== "string")
+      throw new StorageRequestError(
+        "bad-argument",
+        `requestId must be a string, got ${JSON.stringify(requestId)}`,
+      );
+    try {
+      const row = await this.#db.get<WithId<RecordRow>>(SUBMISSION_BY_REQUEST, [
+        conversationId,
+        requestId,
+      ]);
+      if (row === undefined) return undefined;
+      return this.#rows.found(
+        "submissions",
+        row.id,
+        this.#rows.submission(row.id, row),
+        (s) => s.conversationId === conversationId && s.requestId === requestId,
+        `request id ${JSON.stringify(requestId)} in conversation ${conversationId}`,
+      );
+    } catch (error) {
+      throw this.#typed(error, "finding a submission by request id", { table: "submissions" });
+    }
+  }
+
+  #cachedSql(key: string, build: () => string): string {
+    let sql = this.#sql.get(key);
+    if (sql === undefined) {
+      sql = build();
+      this.#sql.set(key, sql);
+    }
+    return sql;
+  }
+}

@@ -1,0 +1,129 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ConversationId } from "@durably/core";
+import { openSqliteStorage } from "../src/index.js";
+import { tempDir } from "./helpers.js";
+
+const STRACE = "/usr/bin/strace";
+const CHILD = fileURLToPath(new URL("./crash/close-child.ts", import.meta.url));
+const NODE_ARGS = ["--conditions=@durably/source", "--import", "tsx"];
+const COMMITS = 40;
+
+/** Why strace cannot inject faults here (not installed, ptrace not permitted), or undefined. */
+function straceProblem(): string | undefined {
+  if (!existsSync(STRACE)) return `${STRACE} is not installed`;
+  // One real injection: node opens a file that strace makes fail with EIO.
+  const target = join(tmpdir(), `durably-sqlite-strace-probe-${process.pid}`);
+  const script = `try { require("node:fs").openSync(${JSON.stringify(target)}) } catch (e) { process.exit(e.code === "EIO" ? 0 : 4) } process.exit(3)`;
+  const probe = spawnSync(
+    STRACE,
+    [
+      "-f",
+      "-qq",
+      "-o",
+      "/dev/null",
+      "-P",
+      target,
+      "-e",
+      "trace=openat",
+      "-e",
+      "inject=openat:error=EIO",
+      "--",
+      process.execPath,
+      "-e",
+      script,
+    ],
+    { encoding: "utf8", timeout: 20_000 },
+  );
+  if (probe.error) return `strace could not run: ${probe.error.message}`;
+  if (probe.status !== 0)
+    return `strace cannot inject faults here (exit ${probe.status}): ${probe.stderr.trim()}`;
+  return undefined;
+}
+
+const problem = straceProblem();
+if (problem !== undefined) console.warn(`close fault tests skipped: ${problem}`);
+
+let dir: ReturnType<typeof tempDir>;
+let path: string;
+
+beforeEach(async () => {
+  dir = tempDir("durably-sqlite-close-");
+  path = join(dir.dir, "closing.sqlite");
+  // Created here, so the child only opens it: faults hit nothing but the close.
+  const storage = await openSqliteStorage(path);
+  await storage.commit([[{ type: "conversation", value: { id: 1 as ConversationId } }]], () => {});
+  await storage.close();
+});
+afterEach(() => dir.cleanup());
+
+/**
+ * Runs the child under strace, failing `syscalls` with `errno` whenever they
+ * touch the database file itself (not its WAL): with the default
+ * synchronous mode, only the checkpoint writes and syncs that file.
+ */
+function closeUnderFault(syscalls: string, errno: string): Record<string, unknown> {
+  const run = spawnSync(
+    STRACE,
+    [
+      "-f",
+      "-qq",
+      "-o",
+      "/dev/null",
+      "-P",
+      path,
+      "-e",
+      `trace=${syscalls}`,
+      "-e",
+      `inject=${syscalls}:error=${errno}`,
+      "--",
+      process.execPath,
+      ...NODE_ARGS,
+      CHILD,
+      path,
+      String(COMMITS),
+    ],
+    { encoding: "utf8", timeout: 60_000 },
+  );
+  const line = run.stdout.trim().split("\n").pop() ?? "";
+  if (run.status !== 0 || !line.startsWith("{"))
+    throw new Error(`close child failed (status ${run.status}): ${run.stderr}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+describe("close reports a failed final checkpoint (real faults through strace -e inject)", () => {
+  it.skipIf(problem !== undefined).each([
+    ["fsync,fdatasync", "EIO", "SQLITE_IOERR"],
+    ["pwrite64", "EIO", "SQLITE_IOERR"],
+    ["pwrite64", "ENOSPC", "SQLITE_FULL"],
+  ])(
+    "%s failing with %s on the database file makes close reject with StorageIOError naming the file, and the next open has every commit",
+    async (syscalls, errno, cause) => {
+      const report = closeUnderFault(syscalls, errno);
+      expect(report).toMatchObject({
+        committed: COMMITS,
+        close: "rejected",
+        name: "StorageIOError",
+        code: "STORAGE_IO",
+        file: path,
+      });
+      expect(report.cause as string).toMatch(new RegExp(`^${cause}`));
+      expect(report.message as string).toMatch(/nothing acknowledged is lost/);
+      // The commits the checkpoint could not copy are still in the log...
+      expect(existsSync(`${path}-wal`)).toBe(true);
+      expect(statSync(`${path}-wal`).size).toBeGreaterThan(0);
+      // ...and the next open replays it: every acknowledged commit is there.
+      const storage = await openSqliteStorage(path);
+      const page = await storage.scanEntries({ conversationId: 1 as ConversationId }, 1000);
+      expect(page.items.map((e) => e.data)).toEqual(
+        Array.from({ length: COMMITS }, (_, i) => `commit ${COMMITS - 1 - i}`),
+      );
+      await storage.close();
+      expect(existsSync(`${path}-wal`)).toBe(false);
+    },
+  );
+});

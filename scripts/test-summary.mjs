@@ -1,0 +1,31 @@
+// The block `npm test` prints last: which suites did not run for want of a
+// system tool, why, and the command that enables each. One block, so a
+// skipped suite is never lost in the test output above it.
+
+const RULE = "=".repeat(78);
+
+/**
+ * `statuses` come from prepareSystem. Returns the lines to print: a short
+ * line when everything ran, else the block.
+ */
+export function formatSummary(statuses) {
+  const missing = statuses.filter((s) => !s.available);
+  if (missing.length === 0)
+    return `npm test: no suite was skipped for a missing tool (system tools: ${statuses.map((s) => s.name).join(", ")}).`;
+  const suites = missing.reduce((n, s) => n + s.neededBy.length, 0);
+  const lines = [
+    RULE,
+    `npm test: ${suites} suite${suites === 1 ? "" : "s"} skipped, ${missing.length} system tool${missing.length === 1 ? "" : "s"} missing`,
+  ];
+  for (const status of missing) {
+    lines.push("", `  ${status.name}: ${status.reason}`);
+    for (const suite of status.neededBy) lines.push(`    skipped: ${suite}`);
+    lines.push(`    enable:  ${status.enable}`);
+  }
+  lines.push(
+    "",
+    "No other suite was skipped; the exit code is the test run's, so a real failure still fails.",
+    RULE,
+  );
+  return lines.join("\n");
+}
