@@ -127,10 +127,14 @@ export class CommitLine {
     this.watches = new DocWatches(onListenerError);
     this.subscribers = new CommitSubscribers(onListenerError);
     this.docs = new DocCache(storage, documentCacheSize, (key) => this.watches.has(key));
-    this.pipeline = new GroupCommitter<PipelineBatch>(storage, {
-      stored: (batch, seq) => this.onStored(batch, seq),
-      failed: (cause, lost) => this.onStorageFailed(cause, lost),
-    });
+    this.pipeline = new GroupCommitter<PipelineBatch>(
+      storage,
+      {
+        stored: (batch, seq) => this.onStored(batch, seq),
+        failed: (cause, lost) => this.onStorageFailed(cause, lost),
+      },
+      true, // every batch is sealed by a transaction, coalesced from sealed ones, or the frozen root
+    );
     this.deferred = new DeferredProgress<CommitItem>(persistWithinMs, (writes, items) =>
       this.enqueueGroup(writes, items, true),
     );

@@ -194,7 +194,8 @@ class Group<L> {
             content.push({
               type: "document.change",
               id,
-              content: { kind: "delta", version: c.version, ops: c.ops },
+              // Each op is frozen already; the merged list is frozen too (see isSealedBatches).
+              content: { kind: "delta", version: c.version, ops: Object.freeze(c.ops) as Op[] },
             });
             break;
         }

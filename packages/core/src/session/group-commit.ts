@@ -1,5 +1,6 @@
 import type { Seq } from "../domain/ids.js";
 import type { Batch, CommitResult, Storage } from "../storage/port.js";
+import { beginSealedCall, endSealedCall } from "./sealed-batches.js";
 
 export interface QueuedBatch {
   readonly writes: Batch;
@@ -68,6 +69,8 @@ export class GroupCommitter<B extends QueuedBatch> {
   constructor(
     private readonly storage: Storage,
     private readonly handlers: GroupCommitHandlers<B>,
+    /** Every batch queued here was built by the Session (see `isSealedBatches`). */
+    private readonly sealed = false,
   ) {}
 
   /**
@@ -154,11 +157,14 @@ export class GroupCommitter<B extends QueuedBatch> {
     const writes = new Array<Batch>(batches.length);
     for (let i = 0; i < batches.length; i++) writes[i] = (batches[i] as B).writes;
     let call: Promise<CommitResult>;
+    const previous = this.sealed ? beginSealedCall(writes) : undefined;
     try {
       call = Promise.resolve(this.storage.commit(writes, this.receive));
     } catch (error) {
       this.onError(error);
       return;
+    } finally {
+      if (this.sealed) endSealedCall(previous);
     }
     call.then(this.onResult, this.onError);
   }

@@ -93,7 +93,7 @@ export class Session {
     if (root) session.line.remember(root);
     else
       await session.line.enqueueGroup(
-        [{ type: "conversation", value: { id: ROOT_CONVERSATION_ID } }],
+        [{ type: "conversation", value: Object.freeze({ id: ROOT_CONVERSATION_ID }) }],
         [],
         false,
       );

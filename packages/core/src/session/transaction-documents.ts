@@ -1,9 +1,10 @@
 import type { DocumentId } from "../domain/ids.js";
-import { copyJson } from "../domain/json.js";
+import { copyJson, type JsonObject } from "../domain/json.js";
 import type { NewDocumentRecord } from "../domain/records.js";
 import type { DocumentAddress } from "../storage/port.js";
 import { checkVersion, migrateValue } from "./doc-versions.js";
 import { DraftTracker } from "./draft.js";
+import { deepFreeze } from "./freeze.js";
 import type { DocIncarnation } from "./prepared.js";
 import { addressKeyOf, addressOf, type AnyDocToken, type DocValue } from "./tokens.js";
 import type { OpenDoc, TransactionState } from "./transaction-state.js";
@@ -24,12 +25,13 @@ function retiredHere(token: AnyDocToken): TypeError {
   );
 }
 
+/** A new incarnation's record, frozen: it goes into the batch and the session's state as it is. */
 export function recordOf(
   address: DocumentAddress,
   id: DocumentId,
   token: AnyDocToken,
 ): NewDocumentRecord {
-  return {
+  const record: NewDocumentRecord = {
     id,
     kind: address.kind,
     scope: address.scope,
@@ -37,6 +39,7 @@ export function recordOf(
     ...(token.history !== undefined ? { history: token.history } : {}),
     ...(token.fork !== undefined ? { fork: token.fork } : {}),
   };
+  return deepFreeze(record as unknown as JsonObject) as unknown as NewDocumentRecord;
 }
 
 function draftOf(open: OpenDoc, token: AnyDocToken): DocValue {

@@ -1,10 +1,12 @@
 import { UnknownRecord } from "../domain/errors.js";
 import type { DocumentId, EntryId, Seq, TaskId } from "../domain/ids.js";
+import type { Json } from "../domain/json.js";
 import type { Op } from "../domain/ops.js";
 import type { DocumentScope, NewDocumentRecord } from "../domain/records.js";
 import type { Cursor, DocumentAddress, StorageWrite } from "../storage/port.js";
 import { scopeKey } from "../storage/scope.js";
 import { incarnationFrom } from "./doc-cache.js";
+import { deepFreeze } from "./freeze.js";
 import type { DocChange, DocIncarnation, PreparedCommit } from "./prepared.js";
 import { addressKey, type DocValue } from "./tokens.js";
 import type { OpenDoc, TransactionState } from "./transaction-state.js";
@@ -119,7 +121,14 @@ function sealDoc(
     content.push({
       type: "document.change",
       id: open.id,
-      content: base ? { kind: "base", version, value } : { kind: "delta", version, ops: final.ops },
+      // The batch's values are frozen whole (see isSealedBatches): the op tuples and paths too.
+      content: base
+        ? { kind: "base", version, value }
+        : {
+            kind: "delta",
+            version,
+            ops: deepFreeze(final.ops as unknown as Json[]) as unknown as Op[],
+          },
     });
     deltasSinceBase = base ? 0 : deltasSinceBase + 1;
   } else if (!open.retired) return undefined; // opened, not changed
@@ -269,7 +278,11 @@ async function forkCopies(
       const address: DocumentAddress = { ...source.address, scope: childScope };
       const key = addressKey(address);
       const id = (await mint(tx)) as DocumentId;
-      const record: NewDocumentRecord = { ...source.record, id, scope: childScope };
+      const record = deepFreeze({
+        ...source.record,
+        id,
+        scope: childScope,
+      }) as unknown as NewDocumentRecord;
       out.push({
         write: { type: "document.copy", record, source: { id: source.id, at } },
         change: {
