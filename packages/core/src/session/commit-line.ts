@@ -2,6 +2,7 @@ import { SessionClosed, SessionFailed } from "../domain/errors.js";
 import type { EntryId, Seq } from "../domain/ids.js";
 import type { ConversationRecord } from "../domain/records.js";
 import type { Batch, Storage } from "../storage/port.js";
+import { CommitItem, type GroupBatch, withResolvers } from "./commit-item.js";
 import { DeferredProgress } from "./deferred-progress.js";
 import { DocCache } from "./doc-cache.js";
 import { GroupCommitter, type GroupCommitStats } from "./group-commit.js";
@@ -11,19 +12,7 @@ import type { DocChange, PreparedCommit } from "./prepared.js";
 import { Transaction } from "./transaction.js";
 import { CommitSubscribers, DocWatches, type ListenerErrorHandler } from "./watches.js";
 
-type Resolvers<T> = { resolve: (value: T) => void; reject: (error: unknown) => void };
-
 const KNOWN_CONVERSATIONS = 10_000;
-
-export function withResolvers<T>(): Resolvers<T> & { promise: Promise<T> } {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 /** A promise rejected with `error`, whatever it is (a storage may throw anything). */
 // eslint-disable-next-line @typescript-eslint/require-await -- the async function is how the rejection is made
@@ -33,65 +22,6 @@ async function rejection(error: unknown): Promise<never> {
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/** The item whose promise is being made: the executor runs synchronously, so no closure per commit is needed. */
-let making: CommitItem | undefined;
-function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
-  const item = making as CommitItem;
-  item.resolve = resolve;
-  item.reject = reject;
-}
-
-/**
- * One commit from the call until it is published: the request waiting for
- * the line, then the sealed commit in the pipeline (an ordinary commit is its
- * own storage batch), the overlay layer and the publication queue. One
- * object per commit: the hot path allocates as little as it can.
- */
-export class CommitItem {
-  resolve!: (value: unknown) => void;
-  reject!: (error: unknown) => void;
-  promise!: Promise<unknown>;
-  /** The callback's value once it returned. */
-  value: unknown = undefined;
-  prepared: PreparedCommit | null = null;
-  /** The batch as the flusher sends it (set when queued). */
-  writes: Batch = [];
-  stored = false;
-  published = false;
-  /** An empty commit waiting for the deferred progress it flushed to be stored. */
-  awaiting = false;
-  seq: Seq | undefined = undefined;
-  storedWaiters: Resolvers<Seq>[] | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
-
-  constructor(
-    readonly callback: (tx: Transaction) => unknown,
-    readonly deferred: boolean,
-    readonly signal: AbortSignal | undefined,
-  ) {}
-}
-
-/** A new commit item with its promise. */
-export function commitItem(
-  callback: (tx: Transaction) => unknown,
-  deferred: boolean,
-  signal: AbortSignal | undefined,
-): CommitItem {
-  const item = new CommitItem(callback, deferred, signal);
-  making = item;
-  item.promise = new Promise(capture);
-  making = undefined;
-  return item;
-}
-
-/** A batch that is not one ordinary commit: coalesced deferred progress, or the root at open. */
-export interface GroupBatch {
-  readonly writes: Batch;
-  readonly items: readonly CommitItem[];
-  readonly deferred: boolean;
-  readonly done: Resolvers<Seq>;
 }
 
 type PipelineBatch = CommitItem | GroupBatch;

@@ -1,7 +1,8 @@
 import { SessionClosed, type SessionFailed, UnknownRecord } from "../domain/errors.js";
 import { ROOT_CONVERSATION_ID, type ConversationId, type EntryId } from "../domain/ids.js";
 import type { CallOptions, Storage } from "../storage/port.js";
-import { CommitLine, commitItem } from "./commit-line.js";
+import { commitItem } from "./commit-item.js";
+import { CommitLine } from "./commit-line.js";
 import { incarnationFrom } from "./doc-cache.js";
 import { checkVersion, readAs } from "./doc-versions.js";
 import type { GroupCommitStats } from "./group-commit.js";
