@@ -90,7 +90,7 @@ describe("pnpm bench --smoke", () => {
     expect(positive(reopen.growth.jsonl) && positive(reopen.growth.sqlite)).toBe(true);
 
     const summary = json<{ goals: BenchReport["goals"] }>("summary.json");
-    expect(summary.goals).toHaveLength(20);
+    expect(summary.goals).toHaveLength(21);
     for (const g of summary.goals) {
       expect(typeof g.met).toBe("boolean");
       expect(g.met).toBe(g.comparator === ">=" ? g.value >= g.target : g.value <= g.target);

@@ -66,6 +66,8 @@ describe("figures", () => {
         "raw/memory/1",
         "peer/langgraph/1",
         "raw/sqlite/4",
+        "session/sqlite-full/1",
+        "raw/sqlite-full/1",
         "session/sqlite-full/4",
         "raw/sqlite-full/4",
         "session/jsonl/4",
@@ -111,6 +113,7 @@ describe("figures", () => {
     expect(met["jsonl-reopen-linear"]).toBe(true);
     expect(met["kernel-memory-1-vs-raw"]).toBe(false); // 0.5 < 0.6
     expect(met["kernel-sqlite-4-vs-raw"]).toBe(true); // 1.0 >= 0.75
+    expect(met["kernel-sqlite-full-1-vs-raw"]).toBe(true); // 1.0 >= 0.75
     expect(met["kernel-sqlite-1-vs-langgraph"]).toBe(true); // 1.0 >= 1.0
     expect(met["kernel-sqlite-4-vs-langgraph"]).toBe(false); // 1.0 < 1.3
     const cpu = goals.find((g) => g.id === "kernel-memory-cpu");
