@@ -1,4 +1,4 @@
-import { defineDoc, Session, type Batch } from "@durably/core";
+import { defineDoc, Session, type Batch, type EntryId } from "@durably/core";
 import { describe, expect, it } from "vitest";
 import { MemoryStorage } from "../src/index.js";
 
@@ -21,11 +21,7 @@ describe("MemoryStorage with the Session's sealed batches", () => {
       const doc = await tx.doc(Counter, id);
       doc.n = 1;
       doc.tags.push("a");
-      return {
-        conversationId: id,
-        entryId: entry.id,
-        documentId: undefined as DocumentId | undefined,
-      };
+      return { conversationId: id, entryId: entry.id };
     });
     await session.commit(async (tx) => {
       const doc = await tx.doc(Counter, conversationId);
@@ -55,13 +51,18 @@ describe("MemoryStorage with the Session's sealed batches", () => {
 
   it("still copies a batch it was handed by anyone else, so the caller may reuse its objects", async () => {
     const storage = new MemoryStorage();
-    const id = await storage.mintId();
-    const value = { id, ownership: { kind: "ownerless" }, createdAt: 0 };
-    const batch = [{ type: "conversation", value }] as unknown as Batch;
-    await storage.commit([batch], () => undefined);
-    value.ownership.kind = "changed after commit";
-    const stored = await storage.conversation(id as never);
-    expect(stored?.ownership).toEqual({ kind: "ownerless" });
+    const conversationId = await storage.mintId();
+    const entryId = await storage.mintId();
+    const data = { text: "as committed" };
+    const batch = [
+      { type: "conversation", value: { id: conversationId } },
+      { type: "entry", value: { id: entryId, conversationId, kind: "test.note", data } },
+    ] as unknown as Batch;
+    const result = await storage.commit([batch], () => undefined);
+    expect(result).toEqual({ stored: 1 });
+    data.text = "changed after commit";
+    const stored = await storage.entry(entryId as EntryId);
+    expect(stored?.entry.data).toEqual({ text: "as committed" });
     await storage.close();
   });
 });
