@@ -31,3 +31,4 @@ export { stringOps } from "./string-ops.js";
 export type { CommitInfo } from "./prepared.js";
 export type { CommitEvent, CommitListener, DocListener, ListenerErrorHandler } from "./watches.js";
 export type { GroupCommitStats } from "./group-commit.js";
+export { isSealedBatches } from "./sealed-batches.js";
