@@ -159,6 +159,11 @@ export class Harness {
       for (const write of event.writes)
         if (write.type === "submission" && isSettled(write.value)) this.wake(write.value);
     });
+    // Nothing settles after a failure: pending waits and streams end with it at once.
+    session.onFailure((failure) => {
+      this.rejectWaiters(failure);
+      this.closed.abort(failure);
+    });
     this.context = {
       session,
       scheduler: this.scheduler,
@@ -255,6 +260,8 @@ export class Harness {
   private settled(id: SubmissionId, options?: CallOptions): Promise<SubmissionRecord> {
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    const failed = this.session.failed;
+    if (failed) return Promise.reject(failed);
     return new Promise<SubmissionRecord>((resolve, reject) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
@@ -288,6 +295,11 @@ export class Harness {
     if (set) for (const waiter of [...set]) waiter.resolve(record);
   }
 
+  private rejectWaiters(error: Error): void {
+    for (const set of [...this.waiters.values()])
+      for (const waiter of [...set]) waiter.reject(error);
+  }
+
   /**
    * Stops the scheduler (running phases see their signal abort and stop;
    * their tasks resume at the next open), stores pending progress and closes
@@ -298,9 +310,9 @@ export class Harness {
       await this.starting?.catch(() => undefined);
       await this.scheduler.stop();
       this.unsubscribe();
-      const closed = new SessionClosed("the harness was closed before this submission settled");
-      for (const set of [...this.waiters.values()])
-        for (const waiter of [...set]) waiter.reject(closed);
+      this.rejectWaiters(
+        new SessionClosed("the harness was closed before this submission settled"),
+      );
       this.closed.abort(new SessionClosed("the harness was closed"));
       await this.session.close();
     })();

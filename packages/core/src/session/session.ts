@@ -10,6 +10,7 @@ import type { Batch, CallOptions, Storage } from "../storage/port.js";
 import { incarnationFrom, DocCache } from "./doc-cache.js";
 import { checkVersion, readAs } from "./doc-versions.js";
 import { coalesce } from "./deferred.js";
+import { FailureListeners, type FailureListener } from "./failure-listeners.js";
 import { GroupCommitter, type GroupCommitStats } from "./group-commit.js";
 import type { Kernel } from "./kernel.js";
 import { Overlay } from "./overlay.js";
@@ -120,6 +121,7 @@ export class Session {
   private readonly docs: DocCache;
   private readonly watches: DocWatches;
   private readonly subscribers: CommitSubscribers;
+  private readonly failureListeners: FailureListeners;
   private readonly onListenerError: ListenerErrorHandler;
   private readonly pipeline: GroupCommitter<PipelineBatch>;
   private readonly kernel: Kernel;
@@ -155,6 +157,7 @@ export class Session {
       );
     this.watches = new DocWatches(this.onListenerError);
     this.subscribers = new CommitSubscribers(this.onListenerError);
+    this.failureListeners = new FailureListeners(this.onListenerError);
     this.docs = new DocCache(storage, options.documentCacheSize ?? 4096, (key) =>
       this.watches.has(key),
     );
@@ -196,6 +199,17 @@ export class Session {
   /** The error the session failed with, if it did. */
   get failed(): SessionFailed | undefined {
     return this.failure;
+  }
+
+  /**
+   * Calls `listener(failure)` once when the session fails (on a microtask
+   * when it has failed already): waits that only stored commits could end
+   * reject with it instead of waiting forever. Returns the disposer.
+   */
+  onFailure(listener: FailureListener): () => void {
+    if (typeof listener !== "function")
+      throw new TypeError("onFailure: listener must be a function");
+    return this.failureListeners.add(listener);
   }
 
   // ---- commits ------------------------------------------------------------
@@ -421,6 +435,7 @@ export class Session {
     }
     this.deferredLayers = [];
     this.drainPublications();
+    this.failureListeners.notify(this.failure);
   }
 
   // ---- publication --------------------------------------------------------
@@ -703,6 +718,7 @@ export class Session {
     this.closed = true;
     this.watches.clear();
     this.subscribers.clear();
+    this.failureListeners.clear();
     await this.storage.close();
   }
 }

@@ -136,6 +136,8 @@ export class Scheduler {
       onError: (error, id) => this.onError(error, id),
       hold: (id, reason) => this.stuck.set(id, reason),
     };
+    // No terminal commit can be stored after a failure: every wait rejects with it at once.
+    session.onFailure((failure) => this.failSessionWide(failure));
   }
 
   // ---- lifecycle ----------------------------------------------------------
@@ -226,8 +228,14 @@ export class Scheduler {
     return this.session.commit((tx) => abortIn(tx, id, this.definitions, this.stamp), options);
   }
 
-  /** Resolves with the task's record once it is terminal. */
+  /**
+   * Resolves with the task's record once it is terminal. Rejects with the
+   * session's `SessionFailed` (the storage error its cause) as soon as the
+   * session fails: nothing could end the task after that.
+   */
   waitForTask(id: TaskId, options?: CallOptions): Promise<TaskRecord> {
+    const failed = this.session.failed;
+    if (failed) return Promise.reject(failed);
     return this.waits.wait(id, () => this.session.read.task(id), options?.signal);
   }
 
@@ -486,6 +494,7 @@ export class Scheduler {
     this.failure = asError(error);
     for (const run of this.runs.values()) run.controller.abort(error);
     this.idle.rejectAll(this.failure);
+    this.waits.rejectAll(this.failure);
   }
 
   private track(promise: Promise<unknown>): void {
