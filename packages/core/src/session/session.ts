@@ -1,4 +1,4 @@
-import { SessionClosed, SessionFailed, UnknownRecord } from "../domain/errors.js";
+import { NestedCommit, SessionClosed, SessionFailed, UnknownRecord } from "../domain/errors.js";
 import {
   ROOT_CONVERSATION_ID,
   type ConversationId,
@@ -136,6 +136,8 @@ export class Session {
 
   private waiting: Waiting[] = [];
   private lineBusy = false;
+  /** A commit callback is executing synchronously: a `commit` call now comes from inside it. */
+  private inCallback = false;
   private lineIdleWaiters: (() => void)[] = [];
   private publications: LineItem[] = [];
   private deferredLayers: PreparedCommit[] = [];
@@ -226,6 +228,12 @@ export class Session {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closing || this.closed)
       return Promise.reject(new SessionClosed("the session is closed"));
+    if (this.inCallback)
+      return Promise.reject(
+        new NestedCommit(
+          "session.commit was called inside a commit callback: it would wait for the callback and the callback for it; write through the callback's tx instead",
+        ),
+      );
     if (typeof callback !== "function")
       return Promise.reject(new TypeError("commit: callback must be a function"));
     if (options.durability !== undefined && options.durability !== "deferred")
@@ -289,7 +297,14 @@ export class Session {
     let prepared: PreparedCommit | null;
     try {
       try {
-        value = await request.callback(tx);
+        let returned: unknown;
+        this.inCallback = true;
+        try {
+          returned = request.callback(tx);
+        } finally {
+          this.inCallback = false;
+        }
+        value = await returned;
       } catch (error) {
         // Wait for what it started (nothing of it may run on after the discard); the callback's own error is reported.
         const settling = tx.whenSettled();
