@@ -1,5 +1,10 @@
 import { SessionClosed, UnknownRecord } from "../domain/errors.js";
-import { ROOT_CONVERSATION_ID, type ConversationId, type SubmissionId } from "../domain/ids.js";
+import {
+  ROOT_CONVERSATION_ID,
+  type ConversationId,
+  type SubmissionId,
+  type TaskId,
+} from "../domain/ids.js";
 import type { SubmissionRecord } from "../domain/records.js";
 import type { CallOptions, Storage } from "../storage/port.js";
 import { Session, type SessionSettings } from "../session/session.js";
@@ -34,6 +39,23 @@ export interface HarnessSettings extends SessionSettings {
   compaction?: CompactionSettings;
   /** How much of a tool's streamed output its live slot keeps (`maxBytes` 51,200, `maxLines` 2,000). */
   toolOutput?: ToolOutputBound;
+  /**
+   * How long a tool or model call gets to return after its signal aborted
+   * (`close()`, or an abort of its conversation) before the harness gives
+   * up on it. Default 5,000 ms. See `HarnessCloseReport`.
+   */
+  stopGraceMs?: number;
+}
+
+/** What `close()` resolves with. */
+export interface HarnessCloseReport {
+  /**
+   * Tasks (generations, tool calls) whose code ignored its aborted signal
+   * past `settings.stopGraceMs`: close went on without them. Each stays as
+   * stored and resumes at the next open (a `replay: "unsafe"` tool gets an
+   * interrupted result); nothing the abandoned call does later is stored.
+   */
+  readonly notStopped: readonly TaskId[];
 }
 
 export interface HarnessOptions extends CallOptions {
@@ -119,7 +141,7 @@ export class Harness {
   private readonly waiters = new Map<number, Set<SettleWaiter>>();
   private readonly unsubscribe: () => void;
   private starting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
+  private closing: Promise<HarnessCloseReport> | undefined;
   private readonly closed = new AbortController();
 
   private constructor(session: Session, options: HarnessOptions, checked: Checked) {
@@ -150,6 +172,9 @@ export class Harness {
     this.scheduler = new Scheduler(session, [generation, toolTask, compaction], {
       ...(options.settings?.concurrency !== undefined
         ? { concurrency: options.settings.concurrency }
+        : {}),
+      ...(options.settings?.stopGraceMs !== undefined
+        ? { stopGraceMs: options.settings.stopGraceMs }
         : {}),
       onError: (error, taskId) =>
         onError(error, `scheduler${taskId === undefined ? "" : ` (task ${taskId})`}`),
@@ -303,18 +328,21 @@ export class Harness {
   /**
    * Stops the scheduler (running phases see their signal abort and stop;
    * their tasks resume at the next open), stores pending progress and closes
-   * the session and storage. Idempotent. Pending `wait()`s reject.
+   * the session and storage. Idempotent. Pending `wait()`s reject. A tool
+   * or model call that ignores its signal is given up on after
+   * `settings.stopGraceMs`; its task is named in the report's `notStopped`.
    */
-  close(): Promise<void> {
+  close(): Promise<HarnessCloseReport> {
     this.closing ??= (async () => {
       await this.starting?.catch(() => undefined);
-      await this.scheduler.stop();
+      const { notStopped } = await this.scheduler.stop();
       this.unsubscribe();
       this.rejectWaiters(
         new SessionClosed("the harness was closed before this submission settled"),
       );
       this.closed.abort(new SessionClosed("the harness was closed"));
       await this.session.close();
+      return { notStopped };
     })();
     return this.closing;
   }

@@ -9,6 +9,7 @@ import type { CommitEvent } from "../session/watches.js";
 import { readClock } from "./clock.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
+import { settledWithin } from "./give-up.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { inspectTask, type SchedulerInspection } from "./inspection.js";
 import type { RuntimeHost } from "./runtime.js";
@@ -45,9 +46,29 @@ export interface SchedulerOptions {
    * task already finished. Default: console.error.
    */
   onError?: (error: unknown, taskId: TaskId | undefined) => void;
+  /**
+   * How long a phase or abort handler gets to return after its `rt.signal`
+   * aborted (a stop, or an abort requested for its task) before the
+   * scheduler gives up on it. Default 5,000 ms. The call keeps running in
+   * memory, but its runtime is revoked: it can store nothing more. After a
+   * stop, its task stays as stored (`running`) and resumes at the next
+   * start; after an abort, the abort goes on (owned tasks, the abort
+   * handler) as if the phase had returned.
+   */
+  stopGraceMs?: number;
+}
+
+/** What `stop()` resolves with. */
+export interface SchedulerStopReport {
+  /**
+   * Tasks whose phase or abort handler did not return within `stopGraceMs`
+   * of the stop: left as stored (they resume at the next start), ascending.
+   */
+  readonly notStopped: readonly TaskId[];
 }
 
 const DEFAULT_CONCURRENCY = 32;
+const DEFAULT_STOP_GRACE_MS = 5_000;
 const PAGE = 256;
 const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
 const withScheduler = new WeakSet<Session>();
@@ -94,6 +115,10 @@ export class Scheduler {
   private pumpQueued = false;
   private failure: Error | undefined;
   private readonly context: RunContext;
+  private readonly stopGraceMs: number;
+  private stopping: Promise<SchedulerStopReport> | undefined;
+  /** Abort-grace timers of runs whose task has an abort requested. */
+  private readonly abortTimers = new Map<number, ReturnType<typeof setTimeout>>();
 
   constructor(
     readonly session: Session,
@@ -114,6 +139,12 @@ export class Scheduler {
     if (!Number.isSafeInteger(concurrency) || concurrency < 1)
       throw new TypeError(`Scheduler: concurrency must be a positive integer, got ${concurrency}`);
     this.concurrency = concurrency;
+    const grace = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    if (!(grace >= 0) || !Number.isFinite(grace))
+      throw new TypeError(
+        `Scheduler: stopGraceMs must be a non-negative number of milliseconds, got ${String(grace)}`,
+      );
+    this.stopGraceMs = grace;
     this.onError =
       options.onError ??
       ((error, taskId) =>
@@ -194,12 +225,33 @@ export class Scheduler {
   /**
    * Stops taking work, aborts `rt.signal` of every run and waits for the
    * runs to return (phases must honour the signal). Tasks whose phase was cut
-   * short stay `running` and return to `pending` at the next start.
+   * short stay `running` and return to `pending` at the next start. A call
+   * that has not returned `stopGraceMs` after its signal aborted is given up
+   * on (its runtime revoked, reported through `onError`); its task is left
+   * as stored and named in `notStopped`.
    */
-  async stop(): Promise<void> {
-    if (this.phase === "stopped" || this.phase === "stopping") return;
+  stop(): Promise<SchedulerStopReport> {
+    if (this.phase === "stopped") return Promise.resolve({ notStopped: [] });
+    this.stopping ??= this.shutDown().finally(() => (this.stopping = undefined));
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<SchedulerStopReport> {
     this.phase = "stopping";
     for (const run of this.runs.values()) run.controller.abort(stopReason());
+    const notStopped: TaskId[] = [];
+    if (!(await settledWithin(this.work, this.stopGraceMs)))
+      for (const [id, run] of this.runs) {
+        if (!run.call) continue; // between calls: it is on the commit line, which settles
+        run.call.giveUp();
+        notStopped.push(id as TaskId);
+        this.onError(
+          new TaskStateError(
+            `task ${id} did not stop within ${this.stopGraceMs} ms after its signal aborted; the scheduler gave up on it: it stays as stored and resumes at the next start`,
+          ),
+          id as TaskId,
+        );
+      }
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -210,6 +262,7 @@ export class Scheduler {
     this.checkAfter.clear();
     this.phase = "stopped";
     this.idle.rejectAll(new TaskStateError("the scheduler stopped"));
+    return { notStopped: notStopped.sort((a, b) => a - b) };
   }
 
   // ---- public operations --------------------------------------------------
@@ -308,13 +361,32 @@ export class Scheduler {
       const run = this.runs.get(task.id);
       if (run && task.abortRequested && !run.abortSeen) {
         run.abortSeen = true;
-        if (!run.inAbortHandler)
+        if (!run.inAbortHandler) {
           run.controller.abort(
             new DOMException(`abort requested for task ${task.id}`, "AbortError"),
           );
+          this.armAbortGrace(task.id, run);
+        }
       }
     }
     if (touched) this.schedulePump();
+  }
+
+  /** A phase that ignores its aborted signal past the grace period is given up on; the abort goes on. */
+  private armAbortGrace(id: number, run: Run): void {
+    const timer = setTimeout(() => {
+      this.abortTimers.delete(id);
+      if (this.runs.get(id) !== run || run.inAbortHandler || !run.call) return;
+      run.call.giveUp();
+      this.onError(
+        new TaskStateError(
+          `task ${id} did not return within ${this.stopGraceMs} ms after abort was requested; the scheduler gave up on its phase (its runtime is revoked) and goes on with the abort`,
+        ),
+        id as TaskId,
+      );
+    }, this.stopGraceMs);
+    (timer as { unref?: () => void }).unref?.();
+    this.abortTimers.set(id, timer);
   }
 
   private noteWait(id: number, seq: number): void {
@@ -534,6 +606,8 @@ export class Scheduler {
           else this.onError(error, record.id);
         })
         .finally(() => {
+          clearTimeout(this.abortTimers.get(record.id));
+          this.abortTimers.delete(record.id);
           this.runs.delete(record.id);
           this.waits.forgetCaller(record.id);
           this.toCheck.add(record.id);
