@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defineTask, TaskStateError, type TaskId } from "../../src/index.js";
+import { defineTask, TaskStateError } from "../../src/index.js";
 import { create, gate, openTasks, taskOf } from "./support.js";
 
 /** Rejects naming `what` when `promise` does not settle within `ms`: a hang fails the test instead. */
