@@ -131,4 +131,44 @@ describe("Harness: tools and models that ignore their abort signal", () => {
     });
     expect(await within(harness.close(), "harness.close()")).toEqual({ notStopped: [] });
   });
+
+  it("a tool that submits to its own conversation and waits for the answer holds its run (the answer comes after the run); aborting the outer submission ends the run after stopGraceMs and the inner submission is then answered", async () => {
+    let harness!: Harness;
+    let inner: Promise<string> | undefined;
+    let asked!: () => void;
+    const askedPromise = new Promise<void>((resolve) => (asked = resolve));
+    const asker = defineTool({
+      name: "asker",
+      description: "asks its own conversation and waits",
+      parameters: { type: "object" },
+      replay: "unsafe",
+      execute: async () => {
+        const sub = await (await harness.root()).submit({ type: "input", content: "inner" });
+        inner = sub.wait().then((record) => record.status);
+        asked();
+        return { content: `inner ${await inner}` };
+      },
+    });
+    harness = await Harness.open(new MemoryStorage(), {
+      model: new ScriptedModel([
+        { toolCalls: [{ name: "asker", arguments: {} }] },
+        { text: "inner answered" },
+      ]),
+      tools: [asker],
+      settings: { stopGraceMs: 50 },
+      ...quiet,
+    });
+    const root = await harness.root();
+    const outer = await root.submit({ type: "input", content: "go" });
+    await askedPromise;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await outer.status()).status).toBe("placed"); // held by its own tool
+    await outer.abort(); // conversation.abort() would withdraw the queued inner submission too
+    expect(await within(outer.wait(), "the aborted outer submission")).toMatchObject({
+      status: "unanswered",
+      reason: "aborted",
+    });
+    expect(await within(inner as Promise<string>, "the inner submission")).toBe("done");
+    expect(await within(harness.close(), "harness.close()")).toEqual({ notStopped: [] });
+  });
 });
