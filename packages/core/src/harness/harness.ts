@@ -42,7 +42,7 @@ export interface HarnessSettings extends SessionSettings {
   /**
    * How long a tool or model call gets to return after its signal aborted
    * (`close()`, or an abort of its conversation) before the harness gives
-   * up on it. Default 5,000 ms. See `HarnessCloseReport`.
+   * up on it. Default 3,000 ms. See `HarnessCloseReport`.
    */
   stopGraceMs?: number;
 }

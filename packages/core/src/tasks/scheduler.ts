@@ -49,7 +49,7 @@ export interface SchedulerOptions {
   /**
    * How long a phase or abort handler gets to return after its `rt.signal`
    * aborted (a stop, or an abort requested for its task) before the
-   * scheduler gives up on it. Default 5,000 ms. The call keeps running in
+   * scheduler gives up on it. Default 3,000 ms. The call keeps running in
    * memory, but its runtime is revoked: it can store nothing more. After a
    * stop, its task stays as stored (`running`) and resumes at the next
    * start; after an abort, the abort goes on (owned tasks, the abort
@@ -68,7 +68,7 @@ export interface SchedulerStopReport {
 }
 
 const DEFAULT_CONCURRENCY = 32;
-const DEFAULT_STOP_GRACE_MS = 5_000;
+const DEFAULT_STOP_GRACE_MS = 3_000;
 const PAGE = 256;
 const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
 const withScheduler = new WeakSet<Session>();

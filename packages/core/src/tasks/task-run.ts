@@ -27,7 +27,8 @@ function gaveUpMessage(id: TaskId): string {
  * Runs one phase or abort-handler call with `rt`, which is ended when the
  * call returns or the scheduler gives up on it (then later use of `rt`
  * throws, so an abandoned call can store nothing). Resolves `GAVE_UP` in
- * that case; a later rejection of the abandoned call is reported.
+ * that case; a later rejection of the abandoned call (other than with its
+ * signal's reason) is reported.
  */
 async function runCall<T>(
   context: RunContext,
@@ -38,9 +39,10 @@ async function runCall<T>(
   const latch = new CallLatch();
   run.call = latch;
   try {
-    return await unlessGivenUp(Promise.resolve(call()), latch, (error) =>
-      context.onError(error, rt.taskId),
-    );
+    return await unlessGivenUp(Promise.resolve(call()), latch, (error) => {
+      // Its own abort reason, rethrown at last, is no news; anything else is reported.
+      if (error !== rt.signal.reason) context.onError(error, rt.taskId);
+    });
   } finally {
     run.call = undefined;
     rt.end(latch.givenUp ? gaveUpMessage(rt.taskId) : undefined);
