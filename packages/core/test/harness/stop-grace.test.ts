@@ -133,7 +133,6 @@ describe("Harness: tools and models that ignore their abort signal", () => {
   });
 
   it("a tool that submits to its own conversation and waits for the answer holds its run (the answer comes after the run); aborting the outer submission ends the run after stopGraceMs and the inner submission is then answered", async () => {
-    let harness!: Harness;
     let inner: Promise<string> | undefined;
     let asked!: () => void;
     const askedPromise = new Promise<void>((resolve) => (asked = resolve));
@@ -149,7 +148,7 @@ describe("Harness: tools and models that ignore their abort signal", () => {
         return { content: `inner ${await inner}` };
       },
     });
-    harness = await Harness.open(new MemoryStorage(), {
+    const harness = await Harness.open(new MemoryStorage(), {
       model: new ScriptedModel([
         { toolCalls: [{ name: "asker", arguments: {} }] },
         { text: "inner answered" },
