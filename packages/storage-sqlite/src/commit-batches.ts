@@ -16,7 +16,9 @@ import {
   readDocumentRows,
   type DocumentValue,
 } from "./documents.js";
+import { insertRevision, retire, setBase, setLastSeq, stateCrc } from "./document-writes.js";
 import { problemAt, type PlannedBatch, type PlannedWrite } from "./plan-batch.js";
+import { EntryLinks } from "./entry-links.js";
 import type { DocumentRow, RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
@@ -24,7 +26,7 @@ const INSERT_CONVERSATION =
   "INSERT INTO conversations (id, owner_task_id, record, crc) VALUES (?, ?, ?, ?)";
 const CONVERSATION_EXISTS = "SELECT 1 AS found FROM conversations WHERE id = ?";
 const INSERT_ENTRY =
-  "INSERT INTO entries (id, conversation_id, commit_seq, head, record, crc) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
+  "INSERT INTO entries (id, conversation_id, commit_seq, head, prev, prev_head, record, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
 const UPSERT_TASK = `INSERT INTO tasks (id, conversation_id, kind, status, abort_requested, background, owner, record, crc)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, kind = excluded.kind,
@@ -34,13 +36,9 @@ const UPSERT_SUBMISSION = `INSERT INTO submissions (id, conversation_id, status,
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, status = excluded.status,
     request_id = excluded.request_id, record = excluded.record, crc = excluded.crc`;
 const DOCUMENT_EXISTS = "SELECT 1 AS found FROM documents WHERE id = ?";
-const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc)
-  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`;
-const INSERT_REVISION =
-  "INSERT INTO document_revisions (document_id, seq, kind, content, version, crc) VALUES (?, ?, ?, ?, ?, ?)";
-const SET_BASE = "UPDATE documents SET version = ?, base_seq = ?, state_crc = ? WHERE id = ?";
+const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc)
+  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`;
 const RECLAIM_BEFORE = "DELETE FROM document_revisions WHERE document_id = ? AND seq < ?";
-const RETIRE = "UPDATE documents SET retired_at = ?, state_crc = ? WHERE id = ?";
 const RECLAIM_ALL = "DELETE FROM document_revisions WHERE document_id = ?";
 const SET_NEXT_SEQ = "UPDATE metadata SET value = ?, crc = ? WHERE name = 'next_seq'";
 const SET_HIGH_WATER = "UPDATE ids SET high_water = ?, crc = ? WHERE namespace = 'global'";
@@ -105,6 +103,7 @@ export function commitPlanned(
     call: new Set(),
     batch: new Set(),
   };
+  const links = new EntryLinks(db, rows);
   const seqs: number[] = [];
   let seq = counters.nextSeq;
   let highWater = counters.highWater;
@@ -119,9 +118,10 @@ export function commitPlanned(
     if (savepoint) db.run("SAVEPOINT durably_batch");
     const batchValues = new Map<number, DocumentValue | null>();
     const state = (id: number) => knownState(id, batchValues, values, committedValues);
-    const problem = applyBatch(db, rows, plan, seq, state, batchValues, conversations);
+    const problem = applyBatch(db, rows, plan, seq, state, batchValues, conversations, links);
     if (problem !== undefined) {
       conversations.batch.clear();
+      links.dropBatch();
       if (!savepoint) throw new FirstBatchRefused(refuse(i, problem));
       db.run("ROLLBACK TO durably_batch");
       db.run("RELEASE durably_batch");
@@ -132,6 +132,7 @@ export function commitPlanned(
     for (const [id, value] of batchValues) values.set(id, value);
     for (const id of conversations.batch) conversations.call.add(id);
     conversations.batch.clear();
+    links.keepBatch();
     seqs.push(seq);
     seq += 1;
     if (plan.highestId > highWater) highWater = plan.highestId;
@@ -139,6 +140,7 @@ export function commitPlanned(
   let persistedHighWater = counters.persistedHighWater;
   if (seqs.length > 0) {
     db.run(SET_NEXT_SEQ, [seq, rowCrc("", columnText.counter("next_seq", seq))]);
+    links.flush();
     if (highWater > persistedHighWater) {
       // Reserve ahead, so most commits leave the ids page alone (one page less to write).
       // A reopen skips the unused reserved ids, which is allowed: ids only have to be fresh.
@@ -188,6 +190,7 @@ function applyBatch(
   state: (id: number) => DocumentValue | null | undefined,
   batchValues: Map<number, DocumentValue | null>,
   conversations: Conversations,
+  links: EntryLinks,
 ): BatchProblem | undefined {
   const conversationExists = (id: number) => {
     if (
@@ -202,7 +205,12 @@ function applyBatch(
   };
   // The live value of a document: from the overlays and cache, else materialised from its rows.
   const current = (id: number, row: DocumentRow): DocumentValue =>
-    state(id) ?? { ...readDocumentRows(db, rows, row, "current"), rewindable: row.rewindable };
+    state(id) ?? {
+      ...readDocumentRows(db, rows, row, "current"),
+      rewindable: row.rewindable,
+      baseSeq: row.base_seq,
+      lastSeq: row.last_seq,
+    };
   const retires: { index: number; id: number }[] = [];
   for (const w of plan.writes) {
     switch (w.type) {
@@ -226,10 +234,15 @@ function applyBatch(
             `entry ${w.id} names unknown conversation ${w.conversationId}`,
           );
         {
-          const crc = rowCrc(w.json, columnText.entry(w.id, seq));
-          const params = [w.id, w.conversationId, seq, w.head, w.json, crc];
-          if (db.run(INSERT_ENTRY, params).changes === 0)
+          const head = w.head === 1;
+          const link = links.link(w.id, w.conversationId, head);
+          if (link === "duplicate")
             return problemAt(w.index, "immutable-record", `entry ${w.id} is already stored`);
+          const crc = rowCrc(w.json, columnText.entry(w.id, seq, link.prev, link.prevHead));
+          const params = [w.id, w.conversationId, seq, w.head, link.prev, link.prevHead];
+          if (db.run(INSERT_ENTRY, [...params, w.json, crc]).changes === 0)
+            return problemAt(w.index, "immutable-record", `entry ${w.id} is already stored`);
+          links.appended(w.id, w.conversationId, head);
         }
         break;
       case "task":
@@ -273,16 +286,19 @@ function applyBatch(
           seq,
           base.version,
           seq,
+          seq,
           w.recordJson,
           rowCrc(w.recordJson, fixed),
-          stateCrc(w.id, base.version, seq, null),
+          stateCrc(w.id, base.version, seq, null, seq),
         ]);
-        insertRevision(db, w.id, seq, "base", base.json, base.version);
+        insertRevision(db, w.id, seq, "base", base.json, base.version, 0);
         batchValues.set(w.id, {
           version: base.version,
           value: base.value,
           deltasSinceBase: 0,
           rewindable: w.rewindable,
+          baseSeq: seq,
+          lastSeq: seq,
         });
         break;
       }
@@ -307,17 +323,14 @@ function applyBatch(
                   value: null,
                   deltasSinceBase: 0,
                   rewindable: row.rewindable,
+                  baseSeq: row.base_seq,
+                  lastSeq: row.last_seq,
                 };
         }
         const content = w.content;
         if (content.kind === "base") {
-          insertRevision(db, w.id, seq, "base", w.json, content.version);
-          db.run(SET_BASE, [
-            content.version,
-            seq,
-            stateCrc(w.id, content.version, seq, null),
-            w.id,
-          ]);
+          insertRevision(db, w.id, seq, "base", w.json, content.version, before.lastSeq);
+          setBase(db, w.id, content.version, seq);
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (before.rewindable === 0) db.run(RECLAIM_BEFORE, [w.id, seq]);
           batchValues.set(w.id, {
@@ -325,6 +338,8 @@ function applyBatch(
             value: content.value,
             deltasSinceBase: 0,
             rewindable: before.rewindable,
+            baseSeq: seq,
+            lastSeq: seq,
           });
           break;
         }
@@ -346,12 +361,15 @@ function applyBatch(
             `document ${w.id} delta does not apply to its current value: ${error.message}`,
           );
         }
-        insertRevision(db, w.id, seq, "delta", w.json, content.version);
+        insertRevision(db, w.id, seq, "delta", w.json, content.version, before.lastSeq);
+        setLastSeq(db, w.id, content.version, before.baseSeq, seq);
         batchValues.set(w.id, {
           version: content.version,
           value,
           deltasSinceBase: before.deltasSinceBase + 1,
           rewindable: before.rewindable,
+          baseSeq: before.baseSeq,
+          lastSeq: seq,
         });
         break;
       }
@@ -379,7 +397,7 @@ function applyBatch(
         `document ${w.id} is retired twice in one batch`,
       );
     retired.add(w.id);
-    db.run(RETIRE, [seq, stateCrc(w.id, row.version, row.base_seq, seq), w.id]);
+    retire(db, row, seq);
     if (row.rewindable === 0) db.run(RECLAIM_ALL, [w.id]);
     batchValues.set(w.id, null);
   }
@@ -409,21 +427,4 @@ function copySource(
       return `source document ${id} at seq ${at}: ${error.message}`;
     throw error;
   }
-}
-
-function insertRevision(
-  db: SqliteStatements,
-  documentId: number,
-  seq: number,
-  kind: "base" | "delta",
-  json: string,
-  version: number,
-): void {
-  const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version));
-  db.run(INSERT_REVISION, [documentId, seq, kind, json, version, crc]);
-}
-
-/** The checksum of a document row's changing part. */
-function stateCrc(id: number, version: number, baseSeq: number, retiredAt: number | null): number {
-  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt));
 }

@@ -16,11 +16,12 @@ import {
   type RowReader,
 } from "./rows.js";
 import type { DocumentRecord } from "@durably/core";
+import { checkRevisionChain } from "./revision-chain.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
 /** A document row by id (the id comes from the query); `readDocumentRow` verifies it. */
 const SELECT_DOCUMENT =
-  "SELECT rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc FROM documents WHERE id = ?";
+  "SELECT rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc FROM documents WHERE id = ?";
 /** Incarnations at one address never overlap in time, so only the newest can be live. */
 export const NEWEST_AT_ADDRESS = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND scope = ? AND key IS ? ORDER BY created_at DESC LIMIT 1`;
 const NEWEST_BASE_AT = `SELECT seq FROM document_revisions WHERE document_id = ? AND seq <= ? AND kind = 'base' ORDER BY seq DESC LIMIT 1`;
@@ -60,6 +61,10 @@ export interface MaterializedValue {
 /** A live document's current value plus what writes need to know about it. */
 export interface DocumentValue extends MaterializedValue {
   rewindable: number;
+  /** The seq of its newest base. */
+  baseSeq: number;
+  /** The seq of its newest revision. */
+  lastSeq: number;
 }
 
 export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
@@ -70,7 +75,8 @@ export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
 /**
  * Materialises an incarnation already known to be live at `at` from its
  * revision rows: the newest base at or before `at` plus its delta tail, one
- * index range on `document_revisions`. Current-only documents answer only
+ * index range on `document_revisions`, checked against the revision chain
+ * so that no revision is silently left out. Current-only documents answer only
  * at or after their newest base, and not at all once retired (their
  * revisions are reclaimed), whether or not the rows are physically gone.
  */
@@ -96,9 +102,12 @@ export function readDocumentRows(
     from = db.get<{ seq: number }>(NEWEST_BASE_AT, [id, at])?.seq ?? 0;
   }
   const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
-  const revisions: StoredRevision[] = db
-    .all<RevisionRow>(REVISION_RANGE, [id, from, upper])
-    .map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
+  const read = db.all<RevisionRow>(REVISION_RANGE, [id, from, upper]);
+  const revisions: StoredRevision[] = read.map((r) => ({
+    seq: r.seq,
+    content: revisionContent(rows, id, r),
+  }));
+  checkRevisionChain(db, rows, row, from, at, read);
   return materializeRevisions(id, revisions, `${rows.file}: table document_revisions`);
 }
 

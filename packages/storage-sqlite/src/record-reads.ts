@@ -27,6 +27,7 @@ import {
   type TaskRecord,
 } from "@durably/core";
 import { typedDriverError, type Place } from "./driver-errors.js";
+import { checkEntryRange, checkNewestAtOrBelow, type LinkedRow } from "./entry-chain.js";
 import {
   CONVERSATION_COLUMNS,
   ENTRY_COLUMNS,
@@ -54,7 +55,7 @@ const TASK_FILTERS = [
 type WithId<Row> = Row & { id: number };
 
 const SELECT_CONVERSATION = "SELECT record, crc FROM conversations WHERE id = ?";
-const SELECT_ENTRY = "SELECT commit_seq, record, crc FROM entries WHERE id = ?";
+const SELECT_ENTRY = "SELECT commit_seq, prev, prev_head, record, crc FROM entries WHERE id = ?";
 const SELECT_TASK = "SELECT record, crc FROM tasks WHERE id = ?";
 const SELECT_SUBMISSION = "SELECT record, crc FROM submissions WHERE id = ?";
 const SUBMISSION_BY_REQUEST = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE conversation_id = ? AND request_id = ? ORDER BY id LIMIT 1`;
@@ -175,19 +176,24 @@ export class RecordReads {
       return await this.#db.transaction(
         (db) => {
           for (const range of entryScanRanges(segments, "descending", 1, limit)) {
-            const row = db.get<WithId<EntryRow>>(HEAD_IN_RANGE, [
+            const row = db.get<LinkedRow>(HEAD_IN_RANGE, [
               range.conversationId,
               range.lower,
               range.upper,
             ]);
-            if (row !== undefined)
-              return this.#rows.found(
-                "entries",
-                row.id,
-                this.#rows.entry(row.id, row),
-                (e) => e.conversationId === range.conversationId && e.head != null,
-                `the heads of conversation ${range.conversationId}`,
-              );
+            // Verified first: the check below trusts its id.
+            const head =
+              row === undefined
+                ? undefined
+                : this.#rows.found(
+                    "entries",
+                    row.id,
+                    this.#rows.entry(row.id, row),
+                    (e) => e.conversationId === range.conversationId && e.head != null,
+                    `the heads of conversation ${range.conversationId}`,
+                  );
+            checkNewestAtOrBelow(db, this.#rows, "heads", range, row?.id);
+            if (head !== undefined) return head;
           }
           return undefined;
         },
@@ -216,29 +222,32 @@ export class RecordReads {
     const ranges = entryScanRanges(segments, order, min, max, position);
     const sql = order === "descending" ? ENTRY_RANGE_DESC : ENTRY_RANGE_ASC;
     try {
-      const rows = await this.#db.transaction(
+      const records = await this.#db.transaction(
         (db) => {
-          const found: (WithId<EntryRow> & { conversation: number })[] = [];
+          const found: { id: number; record: EntryRecord }[] = [];
           for (const range of ranges) {
             const left = limit + 1 - found.length;
             const params = [range.conversationId, range.lower, range.upper, left];
-            for (const row of db.all<WithId<EntryRow>>(sql, params))
-              found.push({ ...row, conversation: range.conversationId });
+            const read = db.all<LinkedRow>(sql, params);
+            for (const row of read)
+              found.push({
+                id: row.id,
+                record: this.#rows.found(
+                  "entries",
+                  row.id,
+                  this.#rows.entry(row.id, row),
+                  (e) => e.conversationId === range.conversationId,
+                  `the entries of conversation ${range.conversationId}`,
+                ),
+              });
+            checkEntryRange(db, this.#rows, range, read, order, read.length < left);
             if (found.length > limit) break;
           }
           return found;
         },
         { readOnly: true },
       );
-      return pageFromRows(scan, query, limit, rows, (r) =>
-        this.#rows.found(
-          "entries",
-          r.id,
-          this.#rows.entry(r.id, r),
-          (e) => e.conversationId === r.conversation,
-          `the entries of conversation ${r.conversation}`,
-        ),
-      );
+      return pageFromRows(scan, query, limit, records, (r) => r.record);
     } catch (error) {
       throw this.#typed(error, "scanning entries", { table: "entries" });
     }

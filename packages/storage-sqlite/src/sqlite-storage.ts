@@ -31,6 +31,7 @@ import { commitPlanned, firstBatchRefusal, type Counters } from "./commit-batche
 import { DocumentReads } from "./document-reads.js";
 import { CurrentValues } from "./documents.js";
 import { guarded } from "./driver-errors.js";
+import { OPEN_CHECKS, type OpenCheck } from "./open-check.js";
 import { finalCheckpoint, takeOwnership } from "./ownership.js";
 import { planBatch, type PlannedBatch } from "./plan-batch.js";
 import { RecordReads } from "./record-reads.js";
@@ -48,6 +49,12 @@ export interface SqliteStorageSettings {
   busyTimeoutMs?: number;
   /** False for `:memory:` databases. Default true. */
   persistent?: boolean;
+  /**
+   * The structural check at open: `"quick"` (default, `PRAGMA quick_check`),
+   * `"full"` (`PRAGMA integrity_check`, which also compares indexes with
+   * their tables) or `"none"`. See the README for what skipping it gives up.
+   */
+  openCheck?: OpenCheck;
 }
 
 /**
@@ -98,9 +105,21 @@ export class SqliteStorage implements Storage {
         `synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`,
       );
     const busyTimeoutMs = settings.busyTimeoutMs ?? 5000;
+    const openCheck = settings.openCheck ?? "quick";
+    if (!OPEN_CHECKS.includes(openCheck))
+      throw new TypeError(
+        `openCheck must be "quick", "full" or "none", got ${JSON.stringify(openCheck)}`,
+      );
+    const persistent = settings.persistent ?? true;
     try {
-      const counters = await takeOwnership(db, { location, synchronous, busyTimeoutMs });
-      return new SqliteStorage(db, location, counters, settings.persistent ?? true);
+      const counters = await takeOwnership(db, {
+        location,
+        synchronous,
+        busyTimeoutMs,
+        persistent,
+        openCheck,
+      });
+      return new SqliteStorage(db, location, counters, persistent);
     } catch (error) {
       await db.close().catch(() => undefined);
       throw error;
