@@ -228,7 +228,8 @@ export class Session {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closing || this.closed)
       return Promise.reject(new SessionClosed("the session is closed"));
-    if (this.inCallback)
+    // Deferred progress is exempt: output writers (a tool's api.output) commit from anywhere, never awaiting the line.
+    if (this.inCallback && options.durability !== "deferred")
       return Promise.reject(
         new NestedCommit(
           "session.commit was called inside a commit callback: it would wait for the callback and the callback for it; write through the callback's tx instead",

@@ -66,4 +66,21 @@ describe("session > a commit inside a commit callback", () => {
     expect(await kinds(session)).toEqual(["outer"]);
     await session.close();
   });
+
+  it("a deferred progress commit started inside a commit callback is queued after it, as output writers need", async () => {
+    const { session } = await openTest();
+    let progress: Promise<unknown> | undefined;
+    await within(
+      session.commit((tx) => {
+        progress = session.commit((t) => t.appendEntry(ROOT, { kind: "progress" }), {
+          durability: "deferred",
+        });
+        return tx.appendEntry(ROOT, { kind: "outer" });
+      }),
+      "the outer commit",
+    );
+    await within(progress as Promise<unknown>, "the deferred commit");
+    expect(await kinds(session)).toEqual(["outer", "progress"]);
+    await session.close();
+  });
 });
