@@ -1,3 +1,5 @@
+import type { TaskId } from "../domain/ids.js";
+
 /**
  * Bounded waits for code that may ignore its abort signal: a phase or an
  * abort handler whose promise never settles would otherwise hold a
@@ -62,5 +64,64 @@ export async function settledWithin(
     return true;
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** A run as far as giving up on it goes: the call in progress, and whether it is the abort handler. */
+interface GivableRun {
+  readonly call?: CallLatch;
+  readonly inAbortHandler: boolean;
+}
+
+/**
+ * Waits up to `ms` for `work` to settle; then gives up on the call in
+ * progress of every run still going (`report` is told each), and resolves
+ * with their task ids, ascending. A run between calls is on the commit
+ * line, which settles by itself.
+ */
+export async function giveUpAfterGrace(
+  runs: ReadonlyMap<number, GivableRun>,
+  work: ReadonlySet<Promise<unknown>>,
+  ms: number,
+  report: (id: TaskId) => void,
+): Promise<TaskId[]> {
+  if (await settledWithin(work, ms)) return [];
+  const given: TaskId[] = [];
+  for (const [id, run] of runs) {
+    if (!run.call) continue;
+    run.call.giveUp();
+    given.push(id as TaskId);
+    report(id as TaskId);
+  }
+  return given.sort((a, b) => a - b);
+}
+
+/** Timers that give up on a phase still running `ms` after abort was requested for its task. */
+export class AbortGrace {
+  private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
+
+  constructor(
+    private readonly ms: number,
+    /** Whether `run` is still the task's current run. */
+    private readonly current: (id: number, run: GivableRun) => boolean,
+    private readonly report: (id: TaskId) => void,
+  ) {}
+
+  arm(id: number, run: GivableRun): void {
+    this.clear(id);
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      if (!this.current(id, run) || run.inAbortHandler || !run.call) return;
+      run.call.giveUp();
+      this.report(id as TaskId);
+    }, this.ms);
+    (timer as { unref?: () => void }).unref?.();
+    this.timers.set(id, timer);
+  }
+
+  /** The run ended: its timer, if any, is dropped. */
+  clear(id: number): void {
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
   }
 }

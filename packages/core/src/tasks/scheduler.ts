@@ -9,7 +9,7 @@ import type { CommitEvent } from "../session/watches.js";
 import { readClock } from "./clock.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
-import { settledWithin } from "./give-up.js";
+import { AbortGrace, giveUpAfterGrace } from "./give-up.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { inspectTask, type SchedulerInspection } from "./inspection.js";
 import type { RuntimeHost } from "./runtime.js";
@@ -117,8 +117,7 @@ export class Scheduler {
   private readonly context: RunContext;
   private readonly stopGraceMs: number;
   private stopping: Promise<SchedulerStopReport> | undefined;
-  /** Abort-grace timers of runs whose task has an abort requested. */
-  private readonly abortTimers = new Map<number, ReturnType<typeof setTimeout>>();
+  private readonly abortGrace: AbortGrace;
 
   constructor(
     readonly session: Session,
@@ -145,6 +144,18 @@ export class Scheduler {
         `Scheduler: stopGraceMs must be a non-negative number of milliseconds, got ${String(grace)}`,
       );
     this.stopGraceMs = grace;
+    // A phase that ignores its aborted signal past the grace is given up on; the abort goes on.
+    this.abortGrace = new AbortGrace(
+      grace,
+      (id, run) => this.runs.get(id) === run,
+      (id) =>
+        this.onError(
+          new TaskStateError(
+            `task ${id} did not return within ${grace} ms after abort was requested; the scheduler gave up on its phase (its runtime is revoked) and goes on with the abort`,
+          ),
+          id,
+        ),
+    );
     this.onError =
       options.onError ??
       ((error, taskId) =>
@@ -239,19 +250,14 @@ export class Scheduler {
   private async shutDown(): Promise<SchedulerStopReport> {
     this.phase = "stopping";
     for (const run of this.runs.values()) run.controller.abort(stopReason());
-    const notStopped: TaskId[] = [];
-    if (!(await settledWithin(this.work, this.stopGraceMs)))
-      for (const [id, run] of this.runs) {
-        if (!run.call) continue; // between calls: it is on the commit line, which settles
-        run.call.giveUp();
-        notStopped.push(id as TaskId);
-        this.onError(
-          new TaskStateError(
-            `task ${id} did not stop within ${this.stopGraceMs} ms after its signal aborted; the scheduler gave up on it: it stays as stored and resumes at the next start`,
-          ),
-          id as TaskId,
-        );
-      }
+    const notStopped = await giveUpAfterGrace(this.runs, this.work, this.stopGraceMs, (id) =>
+      this.onError(
+        new TaskStateError(
+          `task ${id} did not stop within ${this.stopGraceMs} ms after its signal aborted; the scheduler gave up on it: it stays as stored and resumes at the next start`,
+        ),
+        id,
+      ),
+    );
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -262,7 +268,7 @@ export class Scheduler {
     this.checkAfter.clear();
     this.phase = "stopped";
     this.idle.rejectAll(new TaskStateError("the scheduler stopped"));
-    return { notStopped: notStopped.sort((a, b) => a - b) };
+    return { notStopped };
   }
 
   // ---- public operations --------------------------------------------------
@@ -365,28 +371,11 @@ export class Scheduler {
           run.controller.abort(
             new DOMException(`abort requested for task ${task.id}`, "AbortError"),
           );
-          this.armAbortGrace(task.id, run);
+          this.abortGrace.arm(task.id, run);
         }
       }
     }
     if (touched) this.schedulePump();
-  }
-
-  /** A phase that ignores its aborted signal past the grace period is given up on; the abort goes on. */
-  private armAbortGrace(id: number, run: Run): void {
-    const timer = setTimeout(() => {
-      this.abortTimers.delete(id);
-      if (this.runs.get(id) !== run || run.inAbortHandler || !run.call) return;
-      run.call.giveUp();
-      this.onError(
-        new TaskStateError(
-          `task ${id} did not return within ${this.stopGraceMs} ms after abort was requested; the scheduler gave up on its phase (its runtime is revoked) and goes on with the abort`,
-        ),
-        id as TaskId,
-      );
-    }, this.stopGraceMs);
-    (timer as { unref?: () => void }).unref?.();
-    this.abortTimers.set(id, timer);
   }
 
   private noteWait(id: number, seq: number): void {
@@ -606,8 +595,7 @@ export class Scheduler {
           else this.onError(error, record.id);
         })
         .finally(() => {
-          clearTimeout(this.abortTimers.get(record.id));
-          this.abortTimers.delete(record.id);
+          this.abortGrace.clear(record.id);
           this.runs.delete(record.id);
           this.waits.forgetCaller(record.id);
           this.toCheck.add(record.id);
