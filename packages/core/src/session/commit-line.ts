@@ -5,6 +5,7 @@ import type { Batch, Storage } from "../storage/port.js";
 import { CommitItem, type GroupBatch, withResolvers } from "./commit-item.js";
 import { DeferredProgress } from "./deferred-progress.js";
 import { DocCache } from "./doc-cache.js";
+import { FailureListeners } from "./failure-listeners.js";
 import { GroupCommitter, type GroupCommitStats } from "./group-commit.js";
 import type { Kernel } from "./kernel.js";
 import { Overlay } from "./overlay.js";
@@ -37,12 +38,16 @@ export class CommitLine {
   readonly docs: DocCache;
   readonly watches: DocWatches;
   readonly subscribers: CommitSubscribers;
+  /** Told once when the session fails, so waits that only stored commits could end reject instead. */
+  readonly failureListeners: FailureListeners;
   readonly kernel: Kernel;
   readonly deferred: DeferredProgress<CommitItem>;
   private readonly pipeline: GroupCommitter<PipelineBatch>;
   private readonly known = new Map<number, ConversationRecord>();
   private waiting: CommitItem[] = [];
   private lineBusy = false;
+  /** A commit callback is executing synchronously: a `commit` call now comes from inside it. */
+  inCallback = false;
   private lineIdleWaiters: (() => void)[] = [];
   private publications: CommitItem[] = [];
   private failure: SessionFailed | undefined;
@@ -56,6 +61,7 @@ export class CommitLine {
   ) {
     this.watches = new DocWatches(onListenerError);
     this.subscribers = new CommitSubscribers(onListenerError);
+    this.failureListeners = new FailureListeners(onListenerError);
     this.docs = new DocCache(storage, documentCacheSize, (key) => this.watches.has(key));
     this.pipeline = new GroupCommitter<PipelineBatch>(
       storage,
@@ -149,7 +155,14 @@ export class CommitLine {
       let prepared: PreparedCommit | null;
       try {
         try {
-          item.value = await item.callback(tx);
+          let returned: unknown;
+          this.inCallback = true;
+          try {
+            returned = item.callback(tx);
+          } finally {
+            this.inCallback = false;
+          }
+          item.value = await returned;
         } catch (error) {
           // Wait for what it started (nothing of it may run on after the discard); the callback's own error is reported.
           const settling = tx.whenSettled();
@@ -288,6 +301,7 @@ export class CommitLine {
     this.publications = this.publications.filter((item) => item.stored && !item.published);
     for (const item of deferred) this.rejectItem(item);
     this.drainPublications();
+    this.failureListeners.notify(failure);
   }
 
   // ---- publication ------------------------------------------------------------

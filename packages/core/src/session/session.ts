@@ -1,10 +1,11 @@
-import { SessionClosed, type SessionFailed, UnknownRecord } from "../domain/errors.js";
+import { NestedCommit, SessionClosed, type SessionFailed, UnknownRecord } from "../domain/errors.js";
 import { ROOT_CONVERSATION_ID, type ConversationId, type EntryId } from "../domain/ids.js";
 import type { CallOptions, Storage } from "../storage/port.js";
 import { commitItem } from "./commit-item.js";
 import { CommitLine } from "./commit-line.js";
 import { incarnationFrom } from "./doc-cache.js";
 import { checkVersion, readAs } from "./doc-versions.js";
+import type { FailureListener } from "./failure-listeners.js";
 import type { GroupCommitStats } from "./group-commit.js";
 import { SessionReader } from "./reader.js";
 import {
@@ -111,6 +112,17 @@ export class Session {
     return this.line.failed;
   }
 
+  /**
+   * Calls `listener(failure)` once when the session fails (on a microtask
+   * when it has failed already): waits that only stored commits could end
+   * reject with it instead of waiting forever. Returns the disposer.
+   */
+  onFailure(listener: FailureListener): () => void {
+    if (typeof listener !== "function")
+      throw new TypeError("onFailure: listener must be a function");
+    return this.line.failureListeners.add(listener);
+  }
+
   // ---- commits ------------------------------------------------------------
 
   /**
@@ -123,9 +135,16 @@ export class Session {
     if (failure) return Promise.reject(failure);
     if (this.closing || this.line.closed)
       return Promise.reject(new SessionClosed("the session is closed"));
+    const durability = options?.durability;
+    // Deferred progress is exempt: output writers (a tool's api.output) commit from anywhere, never awaiting the line.
+    if (this.line.inCallback && durability !== "deferred")
+      return Promise.reject(
+        new NestedCommit(
+          "session.commit was called inside a commit callback: it would wait for the callback and the callback for it; write through the callback's tx instead",
+        ),
+      );
     if (typeof callback !== "function")
       return Promise.reject(new TypeError("commit: callback must be a function"));
-    const durability = options?.durability;
     if (durability !== undefined && durability !== "deferred")
       return Promise.reject(new TypeError(`commit: durability must be "deferred" or absent`));
     const signal = options?.signal;
@@ -271,6 +290,7 @@ export class Session {
     line.closed = true;
     line.watches.clear();
     line.subscribers.clear();
+    line.failureListeners.clear();
     await this.storage.close();
   }
 }
