@@ -7,6 +7,7 @@ import {
   checkQuery,
   checkScope,
   cloneJson,
+  isSealedBatches,
   copyJson,
   decodeIdCursor,
   entrySegments,
@@ -230,8 +231,10 @@ export class JsonlStorage implements Storage {
     if (!Array.isArray(batches)) throw new TypeError("commit: batches must be an array of batches");
     if (typeof receive !== "function") throw new TypeError("commit: receive must be a function");
     const copies: CopiedBatch[] = [];
+    // The Session's own batches hold frozen values it checked already: kept, not copied again.
+    const sealed = isSealedBatches(batches);
     for (let b = 0; b < batches.length; b++) {
-      const copy = copyBatch(batches[b], b);
+      const copy = sealed ? { writes: batches[b] as StorageWrite[] } : copyBatch(batches[b], b);
       copies.push(copy);
       if ("problem" in copy) break;
     }

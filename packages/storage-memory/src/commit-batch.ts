@@ -49,22 +49,31 @@ function problem(
 /**
  * Copies a batch (detaching it from the caller) and runs every check that
  * can refuse it against the stored state plus the batch's own earlier
- * writes. Nothing is changed: a refused batch leaves no trace.
+ * writes. Nothing is changed: a refused batch leaves no trace. A batch the
+ * Session sealed (`sealed`, see `isSealedBatches`) holds deeply frozen
+ * values it already checked: it is kept as it is, not copied and checked
+ * for strict JSON a second time (nothing here changes a stored value in
+ * place: document ops copy the path they change).
  */
 export function prepareBatch(
   state: MemoryState,
   input: unknown,
   batchIndex: number,
+  sealed = false,
 ): { batch: PreparedBatch } | { problem: BatchProblem } {
   if (!Array.isArray(input))
     return problem(0, "invalid-write", "a batch must be an array of writes");
-  const batch: StorageWrite[] = [];
-  for (let i = 0; i < input.length; i++) {
-    try {
-      batch.push(copyJson(input[i], `batches[${batchIndex}][${i}]`) as unknown as StorageWrite);
-    } catch (error) {
-      if (!(error instanceof TypeError)) throw error;
-      return problem(i, "invalid-write", error.message);
+  let batch: StorageWrite[];
+  if (sealed) batch = input as StorageWrite[];
+  else {
+    batch = [];
+    for (let i = 0; i < input.length; i++) {
+      try {
+        batch.push(copyJson(input[i], `batches[${batchIndex}][${i}]`) as unknown as StorageWrite);
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error;
+        return problem(i, "invalid-write", error.message);
+      }
     }
   }
   const shape = checkBatchShape(batch);

@@ -42,6 +42,7 @@ import {
   type TaskQuery,
   type TaskRecord,
   type Batch,
+  isSealedBatches,
 } from "@durably/core";
 import { applyBatch, prepareBatch } from "./commit-batch.js";
 import { addressKey, isLive, readAt } from "./documents.js";
@@ -61,7 +62,9 @@ function out<T>(value: T): T {
 /**
  * The reference Storage: every rule of the contract, nothing persisted.
  * Everything is copied on the way in (`copyJson`) and out (`cloneJson`), so
- * a caller that keeps or mutates a reference shows up here first.
+ * a caller that keeps or mutates a reference shows up here first; the
+ * Session's sealed batches (`isSealedBatches`) are deeply frozen, so they are
+ * kept without the copy on the way in.
  *
  * To simulate a slow or failing backend in tests, subclass it and override
  * `commit` (or any read), calling `super` for the real behaviour.
@@ -90,8 +93,10 @@ export class MemoryStorage implements Storage {
     if (typeof receive !== "function") throw new TypeError("commit: receive must be a function");
     const seqs: number[] = [];
     let refused: BatchRefused | undefined;
+    // The Session's own batches are checked and frozen already: kept, not copied.
+    const sealed = isSealedBatches(batches);
     for (let b = 0; b < batches.length; b++) {
-      const prepared = prepareBatch(state, batches[b], b);
+      const prepared = prepareBatch(state, batches[b], b, sealed);
       if ("problem" in prepared) {
         refused = refuse(b, prepared.problem);
         break;

@@ -76,18 +76,27 @@ function isCurrentOnly(record: NewDocumentRecord): boolean {
   return record.scope.kind !== "conversation" || record.history !== "rewindable";
 }
 
-/** Copies, validates (strict JSON, shape) and serialises one batch. Runs before any I/O. */
-export function planBatch(input: unknown, batchIndex: number): PlannedBatch {
+/**
+ * Copies, validates (strict JSON, shape) and serialises one batch. Runs
+ * before any I/O. A batch the Session sealed (`sealed`, see
+ * `isSealedBatches`) holds frozen values it already checked: they are
+ * serialised and kept as they are, not copied and checked a second time.
+ */
+export function planBatch(input: unknown, batchIndex: number, sealed = false): PlannedBatch {
   if (!Array.isArray(input))
     return {
       problem: problemAt(0, "invalid-write", `batches[${batchIndex}] is not an array of writes`),
     };
-  const batch: StorageWrite[] = new Array<StorageWrite>(input.length);
-  for (let i = 0; i < input.length; i++) {
-    try {
-      batch[i] = copyJson(input[i], `batches[${batchIndex}][${i}]`) as unknown as StorageWrite;
-    } catch (error) {
-      return { problem: unstorable(error, batchIndex, i) };
+  let batch: StorageWrite[];
+  if (sealed) batch = input as StorageWrite[];
+  else {
+    batch = new Array<StorageWrite>(input.length);
+    for (let i = 0; i < input.length; i++) {
+      try {
+        batch[i] = copyJson(input[i], `batches[${batchIndex}][${i}]`) as unknown as StorageWrite;
+      } catch (error) {
+        return { problem: unstorable(error, batchIndex, i) };
+      }
     }
   }
   const shape = checkBatchShape(batch);

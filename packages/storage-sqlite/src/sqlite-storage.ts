@@ -1,4 +1,5 @@
 import {
+  isSealedBatches,
   StorageClosed,
   StorageRequestError,
   type Batch,
@@ -153,7 +154,9 @@ export class SqliteStorage implements Storage {
     this.#check(options);
     if (!Array.isArray(batches)) throw new TypeError("commit: batches must be an array of batches");
     // Copy and serialise before the first await: the caller may reuse its objects at once.
-    const plans = batches.map((batch, i) => planBatch(batch, i));
+    // The Session's own batches are checked and frozen already: serialised, not copied.
+    const sealed = isSealedBatches(batches);
+    const plans = batches.map((batch, i) => planBatch(batch, i, sealed));
     if (plans.length === 0) return { stored: 0 };
     // Calls run one after another: each starts from the counters the previous one adopted.
     const run = this.#writer.then(() => this.#commitPlans(plans, receive));

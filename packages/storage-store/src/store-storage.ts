@@ -11,6 +11,7 @@ import {
   checkQuery,
   checkScope,
   copyJson,
+  isSealedBatches,
   decodeIdCursor,
   encodeCursor,
   entrySegments,
@@ -159,7 +160,10 @@ export class StoreStorage implements Storage, Reader {
     try {
       this.enter(options);
       // Detach before returning control: later mutation of the caller's objects changes nothing stored.
-      const { copies, invalid } = detach(batches);
+      // The Session's own batches hold frozen values it checked already: kept, not copied again.
+      const { copies, invalid } = isSealedBatches(batches)
+        ? { copies: batches as Batch[], invalid: undefined }
+        : detach(batches);
       return this.exclusive(() => this.store_(copies, invalid, receive));
     } catch (error) {
       // As thrown: an abort rejects with the signal's reason, whatever its type.

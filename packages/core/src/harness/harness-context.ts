@@ -23,7 +23,10 @@ export interface HarnessContext {
   readonly toolNames: ReadonlySet<string>;
   /** The names of the harness's hook sets (a configuration may name them). */
   readonly hookNames: ReadonlySet<string>;
-  /** Aborted (reason `SessionClosed`) when the harness closes: long waits (streams) end with it. */
+  /**
+   * Aborted when the harness closes (reason `SessionClosed`) or its session
+   * fails (reason the `SessionFailed`): long waits (streams) end with it.
+   */
   readonly closing: AbortSignal;
   /** Starts the scheduler if it is not running (idempotent). */
   resume(options?: CallOptions): Promise<void>;

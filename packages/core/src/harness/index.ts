@@ -120,7 +120,12 @@ export {
 } from "./retry-policy.js";
 export { TOOL_TASK, type ToolCheckpoint, type ToolTaskInput } from "./tool-task.js";
 export type { GenerationInput } from "./placement.js";
-export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
+export {
+  Harness,
+  type HarnessCloseReport,
+  type HarnessOptions,
+  type HarnessSettings,
+} from "./harness.js";
 export { Conversation } from "./conversation.js";
 export type { SubagentRequest, SubagentResult } from "./subagent.js";
 export type { SubmitInput, SubmitInputMessage, SubmitWrite } from "./submit.js";
