@@ -12,15 +12,15 @@ import {
 } from "./compaction-task.js";
 import { deriveContext } from "./context.js";
 import { lastInputTokens, loadContextEntries } from "./context-load.js";
-import { approvalNeeded } from "./approval.js";
 import { assistantEntry } from "./entries.js";
 import { afterResponse, beforeRequest, toolHookFailure } from "./hooks.js";
-import { LiveDoc, type LiveToolSlot } from "./live.js";
+import { LiveDoc } from "./live.js";
 import type { ModelError, ModelRequest } from "./model.js";
 import { callModel, generationProgress, type CallEnd } from "./model-call.js";
 import type { GenerationInput } from "./placement.js";
 import { retryDelay, type RetryPolicy } from "./retry-policy.js";
 import { finishRun } from "./run-settlement.js";
+import { createToolCalls, turnApprovals } from "./tool-calls.js";
 import { steeredRecords, takeSteered } from "./steering.js";
 import { InboxDoc } from "./inbox.js";
 import type { ToolCheckpoint, ToolTaskInput } from "./tool-task.js";
@@ -120,9 +120,12 @@ function causeOf(error: ModelError): RetryCause {
  * go to `durably.live` as deferred commits), then in ONE commit appends the
  * assistant entry, adds its usage to the ledger, creates one tool task per
  * call with its live slot (a call whose tool asks for approval is created
- * waiting for it, slot status "approval") and waits on them. A round without calls ends the
- * task; `onTerminal` settles the submission and places the next queued
- * input, in that same commit. A retryable failure commits a `retry`
+ * waiting for it, slot status "approval") and waits on them. Inputs
+ * steered into the run join before a model call (after the tool results);
+ * `beforeRequest` and `afterResponse` hooks run around the call, a failing
+ * one ending the run. A round without calls (and no steered input) ends the
+ * task; `onTerminal` settles the submission (and the steered ones) and
+ * places the next queued input, in that same commit. A retryable failure commits a `retry`
  * checkpoint and waits; an overflow compacts once, then calls again; a
  * final failure ends the task `failed`.
  */
@@ -257,13 +260,7 @@ export function createGenerationTask(
     const calls = end.draft.calls();
     const model = agent.model.name;
     const cost = costOf(end.usage, agent.model.prices);
-    const sequential = new Set(agent.tools.filter((t) => t.sequential).map((t) => t.name));
-    // Asked before the commit (an approval function may be async); a rerun asks again.
-    const offered = new Map(agent.tools.map((t) => [t.name, t]));
-    const approvals = await Promise.all(
-      calls.map((call) => approvalNeeded(offered.get(call.name), call, conversationId)),
-    );
-    const requestedAt = rt.now();
+    const approvals = await turnApprovals(agent, calls, conversationId, rt.now());
     await rt.commit(async (tx, current) => {
       const live = await tx.doc(LiveDoc, conversationId);
       const entry = await tx.appendEntry(
@@ -286,43 +283,7 @@ export function createGenerationTask(
           return { phase: "stream", round: current.checkpoint.round + 1 };
         return { status: "terminal", outcome: { kind: "completed", value: { answer: entry.id } } };
       }
-      const on: TaskId[] = [];
-      const lastOf = new Map<string, TaskId>();
-      for (const [i, call] of calls.entries()) {
-        const before = sequential.has(call.name) ? lastOf.get(call.name) : undefined;
-        const asks = approvals[i];
-        const toolTaskId = await tx.createTask(
-          toolTask,
-          {
-            toolCallId: call.id,
-            toolName: call.name,
-            arguments: call.arguments,
-            ...(before !== undefined ? { after: before } : {}),
-            ...(asks?.needed ? { approval: true as const } : {}),
-          },
-          { ownership: { kind: "task", taskId: rt.taskId } },
-        );
-        if (sequential.has(call.name)) lastOf.set(call.name, toolTaskId);
-        const slot: LiveToolSlot = {
-          taskId: toolTaskId,
-          toolCallId: call.id,
-          toolName: call.name,
-          status: asks?.needed ? "approval" : "pending",
-          attempt: 0,
-          output: "",
-          ...(asks?.needed
-            ? {
-                approval: {
-                  arguments: call.arguments,
-                  requestedAt,
-                  ...(asks.note !== undefined ? { note: asks.note } : {}),
-                },
-              }
-            : {}),
-        };
-        live.tools[String(toolTaskId)] = slot;
-        on.push(toolTaskId);
-      }
+      const on = await createToolCalls(tx, toolTask, rt.taskId, agent, calls, approvals, live);
       return {
         status: "waiting",
         checkpoint: { phase: "stream", round: current.checkpoint.round + 1 },
