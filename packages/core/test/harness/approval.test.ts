@@ -211,6 +211,50 @@ describe("tool approval > a call that needs approval waits for a person", () => 
     }
   });
 
+  it("a sequential tool's approved calls still run one at a time in call order", async () => {
+    const ran: string[] = [];
+    const tool = defineTool<{ env: string }>({
+      name: "deploy",
+      description: "Deploys",
+      parameters: { type: "object", properties: { env: { type: "string" } }, required: ["env"] },
+      replay: "unsafe",
+      sequential: true,
+      approval: "always",
+      execute: async ({ env }) => {
+        ran.push(`start ${env}`);
+        await new Promise((r) => setTimeout(r, 10));
+        ran.push(`end ${env}`);
+        return { content: `deployed to ${env}` };
+      },
+    });
+    const { harness, root } = await open(
+      [
+        {
+          toolCalls: [
+            { name: "deploy", arguments: { env: "a" } },
+            { name: "deploy", arguments: { env: "b" } },
+          ],
+        },
+        { text: "done" },
+      ],
+      [tool],
+    );
+    try {
+      const submission = await root.submit({ type: "input", content: "ship both" });
+      await harness.whenIdle();
+      expect((await root.approvals()).map((a) => a.toolCallId)).toEqual(["call_1_1", "call_1_2"]);
+      // Approved in the other order: the second still waits for the first to end.
+      await root.approve("call_1_2", { approved: true });
+      await harness.whenIdle();
+      expect(ran).toEqual([]);
+      await root.approve("call_1_1", { approved: true });
+      expect((await submission.wait()).status).toBe("done");
+      expect(ran).toEqual(["start a", "end a", "start b", "end b"]);
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("shows the pending approval to watchers, and its end", async () => {
     const ran: string[] = [];
     const { harness, root } = await open([callDeploy(), { text: "done" }], [deployTool(ran)]);

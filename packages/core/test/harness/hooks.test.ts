@@ -226,6 +226,27 @@ describe("hooks > a hook that fails ends the run with its error, and nothing of 
   });
 });
 
+describe("hooks > a beforeTool verdict that is neither undefined nor { block }", () => {
+  it("ends the run hook-failed with HOOK_INVALID naming what it returned; the tool never runs", async () => {
+    const { ran, harness, root } = await open([callLookup, { text: "never" }], {
+      hooks: { beforeTool: () => ({ stop: true }) as never },
+    });
+    try {
+      const settled = await (await root.submit({ type: "input", content: "find x" })).wait();
+      expect(settled).toMatchObject({
+        reason: "hook-failed",
+        detail: {
+          code: "HOOK_INVALID",
+          message: 'the beforeTool hook returned {"stop":true}, not undefined or { block: reason }',
+        },
+      });
+      expect(ran).toEqual([]);
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
 describe("hooks > bad hooks are refused before anything is stored", () => {
   it("rejects a hook that is not a function, an unknown hook name and an unknown hook set", async () => {
     const model = new ScriptedModel([]);
