@@ -42,6 +42,8 @@ export interface ItemView {
   data?: string;
   /** A head marker: the model's context starts at this entry. */
   head?: number;
+  /** A `durably.approval` entry: a person's decision on a tool call. */
+  decision?: { toolCallId: string; toolName: string; approved: boolean; reason?: string };
 }
 
 export interface LiveToolView {
@@ -210,6 +212,14 @@ export function itemView(entry: EntryRecord): ItemView {
     }
   } else if (data !== undefined) {
     item.data = json(data, DATA_CHARS);
+    if (entry.kind === "durably.approval" && isObject(data) && typeof data.approved === "boolean") {
+      item.decision = {
+        toolCallId: str(data.toolCallId),
+        toolName: str(data.toolName),
+        approved: data.approved,
+      };
+      if (typeof data.reason === "string") item.decision.reason = data.reason;
+    }
   }
   return item;
 }

@@ -107,6 +107,7 @@ function usageText(usage) {
 }
 
 const LABELS = { user: "User", assistant: "Assistant", toolResult: "Tool result" };
+const KIND_LABELS = { "durably.approval": "Decision" };
 
 function messageBody(state, item, message, i, ctx) {
   switch (message.role) {
@@ -126,7 +127,7 @@ function messageBody(state, item, message, i, ctx) {
 
 function renderItem(state, item, ctx) {
   const role = item.messages?.[0]?.role;
-  const label = LABELS[role] ?? item.kind;
+  const label = LABELS[role] ?? KIND_LABELS[item.kind] ?? item.kind;
   const from =
     item.conversationId !== state.conversationId
       ? ` · from conversation ${item.conversationId}`
@@ -145,7 +146,17 @@ function renderItem(state, item, ctx) {
     ),
     (item.messages ?? []).map((message, i) => messageBody(state, item, message, i, ctx)),
     item.usage ? h("p", { class: "usage" }, usageText(item.usage)) : null,
-    item.data !== undefined ? h("pre", { class: "data", tabindex: "0" }, item.data) : null,
+    item.decision
+      ? h(
+          "p",
+          { class: "decision" },
+          `${item.decision.approved ? "Approved" : "Denied"} ${item.decision.toolName} (call ${item.decision.toolCallId})` +
+            (item.decision.reason ? `: ${item.decision.reason}` : "") +
+            ".",
+        )
+      : item.data !== undefined
+        ? h("pre", { class: "data", tabindex: "0" }, item.data)
+        : null,
   );
 }
 
