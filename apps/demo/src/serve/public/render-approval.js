@@ -68,7 +68,9 @@ export function approvalBox(part, approval, { decide, canDecide }) {
         message.textContent = approved ? "Approved: the run goes on." : "Denied: the run goes on.";
       },
       (error) => {
-        message.textContent = `Not decided: ${error.message}`;
+        // The server's message starts "not decided: " (an API client reads it too).
+        const text = error.message.replace(/^not decided: /, "");
+        message.textContent = `Not decided: ${text}`;
         approve.disabled = false;
         deny.disabled = false;
       },
