@@ -85,7 +85,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
       viewer = await startViewerProcess([dir]);
       const { page, errors } = await newPage();
       await page.goto(viewer.url);
-      await page.getByRole("button", { name: "Run the scripted agent" }).click();
+      await page.getByRole("button", { name: "Run the scripted agent", exact: true }).click();
       await page.waitForURL(/\?c=\d+$/);
       conversationId = Number(new URL(page.url()).searchParams.get("c"));
 
