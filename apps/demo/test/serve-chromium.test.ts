@@ -434,6 +434,43 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
       expect(errors).toEqual([]);
       await page.close();
     });
+
+    it("sends a decision whose answer was lost again with the same requestId: the call is decided once", async () => {
+      const v = asking as ViewerProcess;
+      const before = await noteLines();
+      const { page, errors } = await newPage();
+      await page.goto(v.url);
+      await page
+        .getByRole("button", { name: "Run the scripted agent with a tool that asks first" })
+        .click();
+      await page.waitForURL(/\?c=\d+$/);
+      const id = Number(new URL(page.url()).searchParams.get("c"));
+      const card = page.locator(".tool-call", { hasText: "save_note" });
+      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      // The first POST reaches the server, which stores the decision; its answer never reaches the page.
+      const posted: string[] = [];
+      await page.route(`**/api/conversations/${id}/approvals`, async (route) => {
+        posted.push(route.request().postData() ?? "");
+        if (posted.length === 1) {
+          const answer = await route.fetch();
+          expect(answer.status()).toBe(200);
+          await route.abort("connectionreset");
+        } else await route.continue();
+      });
+      await page.getByRole("button", { name: "Approve" }).click();
+      await page.locator("#transcript .item", { hasText: APPROVAL_ANSWER }).waitFor();
+      expect(posted).toHaveLength(2);
+      const [first, second] = posted.map((b) => JSON.parse(b) as { requestId: string });
+      expect(second?.requestId).toBe(first?.requestId);
+      expect(await noteLines()).toEqual([...before, APPROVAL_NOTE]);
+      const data = JSON.parse(
+        (await send(v.port, `/api/conversations/${id}`, { headers: cookieHeader(v) })).body,
+      ) as { items: { kind: string }[] };
+      expect(data.items.filter((i) => i.kind === "durably.approval")).toHaveLength(1);
+      expect(v.stderr()).not.toMatch(/error on/);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
   });
 
   describe("a locked storage", () => {
