@@ -4,7 +4,6 @@
  * and the rule groups that must catch its bug have to report failures.
  */
 import {
-  encodeCursor,
   StorageClosed,
   type Batch,
   type CallOptions,
@@ -19,6 +18,7 @@ import {
   type TaskQuery,
   type TaskRecord,
 } from "@durably/core";
+import { encodeCursor } from "@durably/core/storage";
 // By path, not by package name: a devDependency on storage-memory (which runs
 // this suite) would make the workspace graph cyclic.
 import { MemoryStorage } from "../../storage-memory/src/index.js";

@@ -1,0 +1,65 @@
+import type { CommitCall, CommitOutcome } from "@durably/core/storage";
+import {
+  IndexedBackend,
+  MemoryIndex,
+  materializeRevisions,
+  type ContentWrite,
+  type CurrentValue,
+  type IndexedDocument,
+  type StoredRevision,
+} from "@durably/core/storage";
+
+const WHERE = "memory storage";
+
+/** Keeps every revision's content as is (the planner's copies, never handed out). */
+function keep(write: ContentWrite, seq: number): StoredRevision {
+  return { seq, content: write.content };
+}
+
+/** Index of the first revision with `seq > at` (revisions are seq-ascending). */
+function endAt(revisions: readonly StoredRevision[], at: number): number {
+  let lo = 0;
+  let hi = revisions.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((revisions[mid] as StoredRevision).seq <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The memory backend: a `MemoryIndex` that keeps document revisions as
+ * values. A commit call plans every batch against the index, then applies
+ * the plans, all synchronously: nothing else can run in between.
+ */
+export class MemoryBackend extends IndexedBackend<StoredRevision> {
+  readonly name = WHERE;
+  readonly capabilities = Object.freeze({ persistent: false });
+
+  constructor() {
+    super(new MemoryIndex<StoredRevision>());
+  }
+
+  commit(call: CommitCall): CommitOutcome {
+    const plans = call.plan(this.planView(), this.index.lastSeq + 1);
+    for (const plan of plans) this.index.apply(plan, keep);
+    return { stored: plans.length };
+  }
+
+  protected history(doc: IndexedDocument<StoredRevision>, at: number) {
+    const end = endAt(doc.revisions, at);
+    let start = end - 1;
+    while (start > 0 && doc.revisions[start]?.content.kind !== "base") start--;
+    return { revisions: doc.revisions.slice(Math.max(start, 0), end), where: WHERE };
+  }
+
+  protected valueAt(id: number, at: number): CurrentValue {
+    const doc = this.index.documents.get(id) as IndexedDocument<StoredRevision>;
+    return materializeRevisions(id, this.history(doc, at).revisions, WHERE);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
