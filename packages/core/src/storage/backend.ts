@@ -79,7 +79,11 @@ export interface DocumentSnapshot {
 
 /** What one `commit` call hands a backend: detached, shape-checked batches and the planner. */
 export interface CommitCall {
-  /** The batches to store, never empty. Detached from the caller; do not mutate them. */
+  /**
+   * The batches to store, detached from the caller (do not mutate them).
+   * Empty for an empty call or when the first batch failed detachment: store
+   * nothing then; `plan` may be skipped.
+   */
   readonly batches: readonly Batch[];
   /** What `plan` will ask the view (computed once, on first use). */
   needs(): PlanNeeds;

@@ -144,7 +144,6 @@ export class CheckedStorage implements Storage {
     const failure = backend.failure?.();
     if (failure !== undefined) throw failure;
     options?.signal?.throwIfAborted();
-    if (call.batches.length === 0) return call.refusedBeforePlanning();
     const outcome = await backend.commit(call);
     return call.finish(outcome, receive, backend.name);
   }

@@ -45,22 +45,20 @@ export class PlannedCall implements CommitCall {
     return (this.#plans = plans);
   }
 
-  /** The result when no batch could be handed to the backend at all. */
-  refusedBeforePlanning(): CommitResult {
-    return this.invalid === undefined
-      ? { stored: 0 }
-      : { stored: 0, refused: refuse(0, this.invalid) };
-  }
-
   /** Checks what the backend reports, calls `receive` for every stored batch and builds the result. */
   finish(
     outcome: CommitOutcome,
     receive: (index: number, seq: number) => void,
     backend: string,
   ): CommitResult {
-    const plans = this.#plans;
-    if (plans === undefined)
-      throw new Error(`${backend}: commit resolved without planning the call (call.plan)`);
+    let plans = this.#plans;
+    if (plans === undefined) {
+      // Nothing to plan: an empty call, or one whose first batch failed detachment.
+      if (this.batches.length > 0)
+        throw new Error(`${backend}: commit resolved without planning the call (call.plan)`);
+      plans = [];
+      if (this.invalid !== undefined) this.#refused = refuse(0, this.invalid);
+    }
     const { stored, conflict } = outcome;
     const expected = conflict === undefined ? plans.length : conflict.batchIndex;
     if (stored !== expected || (conflict !== undefined && conflict.batchIndex >= plans.length))

@@ -22,7 +22,7 @@ export {
   type ContentWrite,
   type RevisionMaker,
 } from "./memory-index/memory-index.js";
-export { IndexedBackend } from "./memory-index/indexed-backend.js";
+export { IndexedBackend, indexPlanView } from "./memory-index/indexed-backend.js";
 export { Table } from "./memory-index/table.js";
 export * from "./requests.js";
 export * from "./scope.js";

@@ -27,6 +27,35 @@ import * as reads from "./index-reads.js";
 import type { IndexedDocument, MemoryIndex } from "./memory-index.js";
 
 /**
+ * The planner's view of an index: what it holds now. `valueAt` answers the
+ * historical values copies ask for (the index keeps only current values).
+ */
+export function indexPlanView<R>(
+  index: MemoryIndex<R>,
+  valueAt: (id: number, at: number) => CurrentValue,
+): PlanView {
+  return {
+    lastSeq: index.lastSeq,
+    hasConversation: (id) => index.conversations.has(id),
+    hasEntry: (id) => index.entries.has(id),
+    document: (id): PlanDocument | undefined => {
+      const doc = index.documents.get(id);
+      return (
+        doc && {
+          createdAt: doc.record.createdAt,
+          retiredAt: doc.record.retiredAt,
+          currentOnly: doc.currentOnly,
+          newestBaseSeq: doc.newestBaseSeq,
+        }
+      );
+    },
+    current: (id) => (index.documents.get(id) as IndexedDocument<R>).current as CurrentValue,
+    liveAt: (address) => index.liveAt(address),
+    valueAt,
+  };
+}
+
+/**
  * A `StorageBackend` whose records live in a `MemoryIndex`: every read, the
  * planner's view and `mintId` come from the index. A subclass stores
  * (`commit`), says how to read a document's older revisions (`history`,
@@ -56,26 +85,7 @@ export abstract class IndexedBackend<R extends { seq: number }> implements Stora
 
   /** The planner's view of what the index holds now. */
   protected planView(): PlanView {
-    const index = this.index;
-    return {
-      lastSeq: index.lastSeq,
-      hasConversation: (id) => index.conversations.has(id),
-      hasEntry: (id) => index.entries.has(id),
-      document: (id): PlanDocument | undefined => {
-        const doc = index.documents.get(id);
-        return (
-          doc && {
-            createdAt: doc.record.createdAt,
-            retiredAt: doc.record.retiredAt,
-            currentOnly: doc.currentOnly,
-            newestBaseSeq: doc.newestBaseSeq,
-          }
-        );
-      },
-      current: (id) => (index.documents.get(id) as IndexedDocument<R>).current as CurrentValue,
-      liveAt: (address) => index.liveAt(address),
-      valueAt: (id, at) => this.valueAt(id, at),
-    };
+    return indexPlanView(this.index, (id, at) => this.valueAt(id, at));
   }
 
   mintId(): number {
