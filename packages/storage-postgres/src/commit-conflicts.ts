@@ -1,4 +1,5 @@
-import { scopeKey, type BatchProblem, type StorageWrite } from "@durably/core";
+import { type StorageWrite } from "@durably/core";
+import { scopeKey, type BatchProblem } from "@durably/core/storage";
 import { query, type Runner } from "./queries.js";
 import { exactText } from "./sql-literals.js";
 

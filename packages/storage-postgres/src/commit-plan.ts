@@ -1,10 +1,5 @@
-import {
-  checkBatchShape,
-  copyJson,
-  highestId,
-  type BatchProblem,
-  type StorageWrite,
-} from "@durably/core";
+import { copyJson, type StorageWrite } from "@durably/core";
+import { checkBatchShape, highestId, type BatchProblem } from "@durably/core/storage";
 
 /** One batch copied out of the caller's objects and shape-checked, or the reason it cannot be stored. */
 export type CheckedBatch =

@@ -1,14 +1,13 @@
 import {
   applyOps,
   InvalidOp,
-  scopeKey,
   StorageRequestError,
-  type BatchProblem,
   type Json,
   type NewDocumentRecord,
   type RefusalReason,
   type StorageWrite,
 } from "@durably/core";
+import { scopeKey, type BatchProblem } from "@durably/core/storage";
 import type { CheckedBatch } from "./commit-plan.js";
 import { materialize, type MaterializedValue } from "./documents.js";
 import { liveState, type DocumentState } from "./known-state.js";

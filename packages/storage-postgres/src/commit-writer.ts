@@ -1,5 +1,4 @@
 import {
-  refuse,
   StorageLocked,
   type Batch,
   type BatchRefused,
@@ -8,6 +7,7 @@ import {
   type Seq,
   type StorageWrite,
 } from "@durably/core";
+import { refuse } from "@durably/core/storage";
 import type { PoolClient } from "pg";
 import { identifyConflict } from "./commit-conflicts.js";
 import { checkBatch, type CheckedBatch } from "./commit-plan.js";

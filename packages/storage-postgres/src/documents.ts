@@ -1,13 +1,15 @@
 import {
-  historyUnavailable,
-  materializeRevisions,
   StorageCorrupted,
   StorageRequestError,
   type DocumentContent,
   type Json,
   type Op,
-  type StoredRevision,
 } from "@durably/core";
+import {
+  historyUnavailable,
+  materializeRevisions,
+  type StoredRevision,
+} from "@durably/core/storage";
 import { query, type Runner } from "./queries.js";
 import { parseContent, type DocumentRow } from "./rows.js";
 

@@ -1,18 +1,4 @@
 import {
-  entryScanRanges,
-  checkAddress,
-  checkAt,
-  checkId,
-  checkLimit,
-  checkQuery,
-  checkScope,
-  decodeIdCursor,
-  entrySegments,
-  idField,
-  oneOfField,
-  pageFromRows,
-  scopeKey,
-  startAfter,
   StorageClosed,
   StorageLocked,
   StoragePoisoned,
@@ -44,6 +30,22 @@ import {
   type TaskQuery,
   type TaskRecord,
 } from "@durably/core";
+import {
+  entryScanRanges,
+  checkAddress,
+  checkAt,
+  checkId,
+  checkLimit,
+  checkQuery,
+  checkScope,
+  decodeIdCursor,
+  entrySegments,
+  idField,
+  oneOfField,
+  pageFromRows,
+  scopeKey,
+  startAfter,
+} from "@durably/core/storage";
 import type { Pool, PoolClient } from "pg";
 import { CommitWriter } from "./commit-writer.js";
 import { loadDocuments, materialize } from "./documents.js";

@@ -1,12 +1,11 @@
 import {
   applyOps,
   InvalidOp,
-  refuse,
   StorageRequestError,
-  type BatchProblem,
   type BatchRefused,
   type Json,
 } from "@durably/core";
+import { refuse, type BatchProblem } from "@durably/core/storage";
 import { columnText, rowCrc } from "./checksums.js";
 import {
   CurrentValues,

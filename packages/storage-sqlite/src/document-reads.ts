@@ -1,16 +1,5 @@
 import {
-  checkAddress,
-  checkAt,
-  checkId,
-  checkLimit,
-  checkQuery,
-  checkScope,
   cloneJson,
-  decodeIdCursor,
-  oneOfField,
-  pageFromRows,
-  scopeKey,
-  startAfter,
   StorageRequestError,
   type Cursor,
   type DocumentAddress,
@@ -21,6 +10,19 @@ import {
   type Page,
   type Seq,
 } from "@durably/core";
+import {
+  checkAddress,
+  checkAt,
+  checkId,
+  checkLimit,
+  checkQuery,
+  checkScope,
+  decodeIdCursor,
+  oneOfField,
+  pageFromRows,
+  scopeKey,
+  startAfter,
+} from "@durably/core/storage";
 import { typedDriverError, type Place } from "./driver-errors.js";
 import {
   isLiveRow,

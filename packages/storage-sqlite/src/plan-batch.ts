@@ -1,15 +1,12 @@
 import {
-  checkBatchShape,
   copyJson,
-  highestId,
-  scopeKey,
-  type BatchProblem,
   type DocumentContent,
   type Json,
   type NewDocumentRecord,
   type RefusalReason,
   type StorageWrite,
 } from "@durably/core";
+import { checkBatchShape, highestId, scopeKey, type BatchProblem } from "@durably/core/storage";
 import { columnText, rowCrc } from "./checksums.js";
 import type { SqlValue } from "./sqlite-database.js";
 

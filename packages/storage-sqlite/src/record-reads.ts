@@ -1,14 +1,4 @@
 import {
-  checkId,
-  checkLimit,
-  checkQuery,
-  decodeIdCursor,
-  entryScanRanges,
-  entrySegments,
-  idField,
-  oneOfField,
-  pageFromRows,
-  startAfter,
   StorageRequestError,
   type ConversationId,
   type ConversationQuery,
@@ -26,6 +16,18 @@ import {
   type TaskQuery,
   type TaskRecord,
 } from "@durably/core";
+import {
+  checkId,
+  checkLimit,
+  checkQuery,
+  decodeIdCursor,
+  entryScanRanges,
+  entrySegments,
+  idField,
+  oneOfField,
+  pageFromRows,
+  startAfter,
+} from "@durably/core/storage";
 import { typedDriverError, type Place } from "./driver-errors.js";
 import {
   CONVERSATION_COLUMNS,

@@ -1,13 +1,13 @@
 import {
   StorageRequestError,
   type Batch,
-  type BatchProblem,
   type DocumentRecord,
   type NewDocumentRecord,
   type StorageWrite,
   type SubmissionRecord,
   type TaskRecord,
 } from "@durably/core";
+import { type BatchProblem } from "@durably/core/storage";
 import { findLive, readDocument, revisionKeys } from "./documents.js";
 import { K, pad } from "./keys.js";
 import {

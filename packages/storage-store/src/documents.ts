@@ -1,12 +1,14 @@
 import {
   StorageCorrupted,
   StorageRequestError,
-  historyUnavailable,
-  materializeRevisions,
   type DocumentRecord,
   type MaterializedDocument,
-  type StoredRevision,
 } from "@durably/core";
+import {
+  historyUnavailable,
+  materializeRevisions,
+  type StoredRevision,
+} from "@durably/core/storage";
 import { K, pad, prefixEnd, trailingNumber } from "./keys.js";
 import {
   currentOnly,

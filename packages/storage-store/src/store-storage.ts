@@ -1,23 +1,10 @@
 import {
-  checkAddress,
   StorageClosed,
   StorageCorrupted,
   StoragePoisoned,
   StorageRequestError,
-  checkAt,
-  checkBatchShape,
-  checkId,
-  checkLimit,
-  checkQuery,
-  checkScope,
   copyJson,
-  decodeIdCursor,
-  encodeCursor,
-  entrySegments,
-  highestId,
-  refuse,
   type Batch,
-  type BatchProblem,
   type CallOptions,
   type CommitResult,
   type ConversationId,
@@ -41,6 +28,21 @@ import {
   type TaskQuery,
   type TaskRecord,
 } from "@durably/core";
+import {
+  checkAddress,
+  checkAt,
+  checkBatchShape,
+  checkId,
+  checkLimit,
+  checkQuery,
+  checkScope,
+  decodeIdCursor,
+  encodeCursor,
+  entrySegments,
+  highestId,
+  refuse,
+  type BatchProblem,
+} from "@durably/core/storage";
 import { ValueCache } from "./cache.js";
 import { CheckedStore } from "./checked-store.js";
 import { isId } from "./codec.js";
