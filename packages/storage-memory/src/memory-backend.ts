@@ -1,4 +1,4 @@
-import type { CommitCall, CommitOutcome } from "@durably/core/storage";
+import type { CommitCall, CommitOutcome, Maybe } from "@durably/core/storage";
 import {
   IndexedBackend,
   MemoryIndex,
@@ -41,7 +41,7 @@ export class MemoryBackend extends IndexedBackend<StoredRevision> {
     super(new MemoryIndex<StoredRevision>());
   }
 
-  commit(call: CommitCall): CommitOutcome {
+  commit(call: CommitCall): Maybe<CommitOutcome> {
     const plans = call.plan(this.planView(), this.index.lastSeq + 1);
     for (const plan of plans) this.index.apply(plan, keep);
     return { stored: plans.length };
