@@ -28,7 +28,10 @@ export const TOOLS = [
   {
     name: "chromium",
     packages: ["chromium"],
-    neededBy: ["@durably/storage-store: IndexedDB in headless Chromium (test/indexeddb.test.ts)"],
+    neededBy: [
+      "@durably/storage-store: IndexedDB in headless Chromium (test/indexeddb.test.ts)",
+      "@durably/demo: the live viewer in headless Chromium (test/serve-chromium.test.ts)",
+    ],
     otherwise: "or set CHROMIUM_PATH=/path/to/chromium",
     probe: probeChromium,
   },
@@ -37,7 +40,8 @@ export const TOOLS = [
     packages: ["postgresql"],
     neededBy: [
       "@durably/storage-postgres: every test",
-      "@durably/demo: the tour and experiment on PostgreSQL",
+      "@durably/demo: the tour, experiment and live viewer on PostgreSQL",
+      "@durably/langgraph: LangGraph's validation suite and SIGKILL test on PostgreSQL",
       "@durably/bench: postgres.bench smoke run",
     ],
     otherwise: "or set DURABLY_PG_URL=postgres://user:password@host:port/database",
@@ -46,7 +50,10 @@ export const TOOLS = [
   {
     name: "strace",
     packages: ["strace"],
-    neededBy: ["crash tests that inject syscall faults with `strace -e inject=...`"],
+    neededBy: [
+      "syscall-fault crash suites (strace -e inject): storage-sqlite, storage-jsonl, storage-store",
+      "storage-sqlite close-fault and storage-store level-errors / skipped-log / durability tests",
+    ],
     probe: probeStrace,
   },
 ];

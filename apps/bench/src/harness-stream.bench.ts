@@ -113,7 +113,11 @@ async function harnessCase(backend: string, open: Open, label: string, model: Mo
 async function modelOnly(): Promise<Row> {
   const start = performance.now();
   let n = 0;
-  for await (const event of fastModel().stream({ messages: [], tools: [] }))
+  for await (const event of fastModel().stream({
+    messages: [],
+    tools: [],
+    conversationId: ROOT_CONVERSATION_ID,
+  }))
     if (event.type === "text") n++;
   const seconds = (performance.now() - start) / 1000;
   return {
@@ -140,7 +144,11 @@ async function commitPerChunk(backend: string, open: Open): Promise<Row> {
   const session = await Session.open(await open());
   const before = session.commitStats;
   const start = performance.now();
-  for await (const event of fastModel().stream({ messages: [], tools: [] })) {
+  for await (const event of fastModel().stream({
+    messages: [],
+    tools: [],
+    conversationId: ROOT_CONVERSATION_ID,
+  })) {
     if (event.type !== "text") continue;
     await session.commit(async (tx) => {
       const doc = await tx.doc(Progress, ROOT_CONVERSATION_ID);

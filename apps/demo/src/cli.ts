@@ -1,3 +1,6 @@
+import { DEFAULT_LIVE_DIR } from "./agent/live-defaults.js";
+import type { LiveAgentOptions } from "./agent/live-run.js";
+import { QUESTION } from "./agent/script.js";
 import { BACKEND_NAMES, isBackendName, type BackendName } from "./backend-names.js";
 
 /** A command line the demo cannot run: printed with the usage hint, exit code 2. */
@@ -12,7 +15,9 @@ export type Command =
   | { kind: "experiment"; backend: BackendName; dir: string | undefined }
   | { kind: "inspect"; path: string }
   | { kind: "faults"; keep: boolean }
-  | { kind: "agent"; keep: boolean };
+  | { kind: "agent"; keep: boolean }
+  | { kind: "agent-live"; options: LiveAgentOptions }
+  | { kind: "serve"; path: string | undefined; host: string | undefined; port: number | undefined };
 
 export const USAGE = `Usage: demo [command] [options]
 
@@ -32,6 +37,19 @@ Commands:
                                conversations, entries, documents and tasks
   faults [--keep]              only the fault steps, in a temporary directory
   agent [--keep]               only the scripted agent run (SQLite, killed mid-tool, resumed)
+  agent --base-url <url> --model <name> [--dir <path>] [--question <text>]
+  agent --provider openai --model <name> [--dir <path>] [--question <text>]
+                               the same durable agent on a real model, streaming its transcript:
+                               --base-url an OpenAI-compatible server (Ollama:
+                               http://localhost:11434/v1, vLLM: http://localhost:8000/v1;
+                               a key, if it needs one, in DURABLY_AGENT_API_KEY), or
+                               --provider openai with OPENAI_API_KEY; kept in --dir (default
+                               ./durably-agent): kill it and run the same command to resume
+  serve [<path>] [--port <n>] [--host <addr>]
+                               the live viewer: a local web page that lists the conversations
+                               of the storage at <path> (as inspect finds it, or
+                               postgres:<session_key> with DURABLY_PG_URL; none: memory) and
+                               shows one live; prints the URL (with its access token) to open
   help, --help, -h             this text
 
 Options:
@@ -82,6 +100,38 @@ function noPositional(command: string, positional: readonly string[]): void {
   }
 }
 
+const LIVE_OPTIONS = ["base-url", "model", "provider", "dir", "question"];
+
+/** `agent`: the scripted run, or, with --base-url / --provider, the same agent on a real model. */
+function parseAgent(rest: readonly string[]): Command {
+  const options = readOptions(rest, LIVE_OPTIONS, ["keep"]);
+  noPositional("agent", options.positional);
+  const live = LIVE_OPTIONS.filter((name) => options.values.has(name));
+  if (live.length === 0) return { kind: "agent", keep: options.flags.has("keep") };
+  if (options.flags.has("keep"))
+    throw new CliError("agent --keep is for the scripted run; a real-model run keeps --dir");
+  const provider = options.values.get("provider");
+  const baseUrl = options.values.get("base-url");
+  if (provider !== undefined && provider !== "openai")
+    throw new CliError(
+      `unknown --provider ${JSON.stringify(provider)}; use --provider openai, or --base-url for any OpenAI-compatible server`,
+    );
+  if (provider === undefined && baseUrl === undefined)
+    throw new CliError(`agent --${live[0]} needs --base-url <url> or --provider openai`);
+  const model = options.values.get("model");
+  if (model === undefined) throw new CliError("agent on a real model needs --model <name>");
+  return {
+    kind: "agent-live",
+    options: {
+      provider: provider === "openai" ? "openai" : "openai-compatible",
+      baseUrl,
+      model,
+      dir: options.values.get("dir") ?? DEFAULT_LIVE_DIR,
+      question: options.values.get("question") ?? QUESTION,
+    },
+  };
+}
+
 export function parseCommand(argv: readonly string[]): Command {
   // `pnpm start -- <command>` may pass the `--` separator through.
   const args = argv[0] === "--" ? argv.slice(1) : argv;
@@ -97,9 +147,10 @@ export function parseCommand(argv: readonly string[]): Command {
     return { kind: "tour", keep: true };
   }
   switch (first) {
+    case "agent":
+      return parseAgent(rest);
     case "tour":
-    case "faults":
-    case "agent": {
+    case "faults": {
       const options = readOptions(rest, [], ["keep"]);
       noPositional(first, options.positional);
       return { kind: first, keep: options.flags.has("keep") };
@@ -139,11 +190,29 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       return { kind: "inspect", path };
     }
+    case "serve": {
+      const options = readOptions(rest, ["port", "host"], []);
+      const [path, extra] = options.positional;
+      if (extra !== undefined) {
+        throw new CliError(`serve takes at most one <path>, got also ${JSON.stringify(extra)}`);
+      }
+      const portText = options.values.get("port");
+      let port: number | undefined;
+      if (portText !== undefined) {
+        port = Number(portText);
+        if (!/^[0-9]+$/.test(portText) || port > 65535) {
+          throw new CliError(
+            `--port must be a port number from 0 to 65535, got ${JSON.stringify(portText)}`,
+          );
+        }
+      }
+      return { kind: "serve", path, host: options.values.get("host"), port };
+    }
     default:
       throw new CliError(
         first.startsWith("-")
           ? `unknown option ${first}`
-          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, agent, tour or help`,
+          : `unknown command ${JSON.stringify(first)}; expected experiment, inspect, faults, agent, serve, tour or help`,
       );
   }
 }

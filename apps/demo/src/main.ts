@@ -1,7 +1,9 @@
 #!/usr/bin/env node
+import { liveAgentRun } from "./agent/live-run.js";
 import { CliError, parseCommand, USAGE } from "./cli.js";
 import { experimentCommand, inspectCommand } from "./commands.js";
 import { streamOutput } from "./render/output.js";
+import { serveCommand } from "./serve/serve-command.js";
 import { AGENT, FAULTS, runSteps, TOUR } from "./tour/tour.js";
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -17,10 +19,14 @@ async function main(argv: readonly string[]): Promise<number> {
       return runSteps(out, FAULTS, { keep: command.keep });
     case "agent":
       return runSteps(out, AGENT, { keep: command.keep });
+    case "agent-live":
+      return liveAgentRun(out, (text) => process.stdout.write(text), command.options);
     case "experiment":
       return experimentCommand(out, command.backend, command.dir);
     case "inspect":
       return inspectCommand(out, command.path);
+    case "serve":
+      return serveCommand(out, command);
   }
 }
 

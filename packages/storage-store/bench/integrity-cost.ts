@@ -1,7 +1,7 @@
 /**
  * A short measurement of what the integrity checks cost on classic-level:
  * commits/s (one commit call at a time: an entry and a document delta per
- * batch, 1 and 64 batches per call), point reads/s (`entry(id)`), scanned
+ * batch, 1 and 64 batches per call; and 1 batch per call with `sync: true`), point reads/s (`entry(id)`), scanned
  * entries/s (`scanEntries`, pages of 50), and the time to reopen a store
  * (commit chain and LevelDB file checks). Run from the package directory:
  *
@@ -119,9 +119,17 @@ try {
   storage = await StoreStorage.open(levelStore(new ClassicLevel(location), { checkTables: false }));
   const reopenWithoutTableChecksMs = Math.round(performance.now() - t);
   await storage.close();
+  // The same single-batch commits with each write synced to disk (levelStore's `sync: true`).
+  storage = await StoreStorage.open(levelStore(new ClassicLevel(location), { sync: true }));
+  const syncedCommitsPerSecond = await timed(async () => {
+    await storage.commit([batch(++i)], none);
+    return 1;
+  });
+  await storage.close();
   process.stdout.write(
     JSON.stringify({
       commitsPerSecond,
+      syncedCommitsPerSecond,
       batchesPerSecond64,
       pointReadsPerSecond,
       scannedPerSecond,

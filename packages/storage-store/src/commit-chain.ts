@@ -79,8 +79,8 @@ interface Marker {
 /** The exact form `marker` writes; matched rather than parsed, since open reads every marker since the last verified one. */
 const MARKER = /^\{"to":(\d{1,16}),"prev":"([0-9a-f]{8})"\}$/;
 
-function readMarker(key: string, raw: string): Marker {
-  const payload = unframe(key, raw);
+/** A marker's payload `{"to":<last seq>,"prev":<link>}` stored under `key`; anything else is `StorageCorrupted`. */
+export function readMarkerPayload(key: string, payload: string): { to: number; prev: string } {
   const first = trailingNumber(key);
   const match = MARKER.exec(payload);
   const to = Number(match?.[1]);
@@ -88,7 +88,12 @@ function readMarker(key: string, raw: string): Marker {
     throw new StorageCorrupted(`key ${key}: not a commit marker { to, prev }: ${payload}`, {
       key,
     });
-  return { key, first, to, prev: match[2] as string, link: raw.slice(0, 8) };
+  return { to, prev: match[2] as string };
+}
+
+function readMarker(key: string, raw: string): Marker {
+  const { to, prev } = readMarkerPayload(key, unframe(key, raw));
+  return { key, first: trailingNumber(key) as number, to, prev, link: raw.slice(0, 8) };
 }
 
 /**

@@ -1,58 +1,60 @@
 /**
  * CRC-32C (Castagnoli), the checksum LevelDB uses for its log and table
  * files and this package uses for stored values. Plain table-driven code
- * (slice-by-8): no dependency, and the same result in Node and in browsers.
+ * (slice-by-16): no dependency, and the same result in Node and in browsers.
  */
 
-/** Slice-by-8 tables: `T[0]` is the byte-at-a-time table, `T[k][n]` advances `T[k-1][n]` by one more zero byte. */
+/**
+ * Slice-by-16 tables in one flat array (one array to index keeps the loop
+ * fast even before the JIT has optimized it, which matters for the file
+ * checks that run once per open): `T[n]` is the byte-at-a-time table, and
+ * `T[256 * k + n]` advances `T[256 * (k - 1) + n]` by one more zero byte.
+ */
 const T = (() => {
-  const tables = Array.from({ length: 8 }, () => new Uint32Array(256));
-  const t0 = tables[0] as Uint32Array;
+  const t = new Uint32Array(16 * 256);
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
-    t0[n] = c >>> 0;
+    t[n] = c >>> 0;
   }
-  for (let k = 1; k < 8; k++) {
-    const prev = tables[k - 1] as Uint32Array;
-    const table = tables[k] as Uint32Array;
-    for (let n = 0; n < 256; n++)
-      table[n] = ((prev[n] as number) >>> 8) ^ (t0[(prev[n] as number) & 0xff] as number);
-  }
-  return tables as [
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-  ];
+  for (let k = 1; k < 16; k++)
+    for (let n = 0; n < 256; n++) {
+      const prev = t[256 * (k - 1) + n] as number;
+      t[256 * k + n] = (prev >>> 8) ^ (t[prev & 0xff] as number);
+    }
+  return t;
 })();
 
 /** A running CRC-32C: start from `0`, feed bytes or text, use the result. */
 export type Crc = number;
 
-/** Feeds `bytes[start, end)` into a running CRC (pass 0 to start one); eight bytes a step (file checks read megabytes). */
+/** Feeds `bytes[start, end)` into a running CRC (pass 0 to start one); sixteen bytes a step (file checks read megabytes). */
 export function crcBytes(crc: Crc, bytes: Uint8Array, start = 0, end = bytes.length): Crc {
-  const [t0, t1, t2, t3, t4, t5, t6, t7] = T;
+  const t = T as unknown as number[];
   const b = bytes as unknown as number[];
   let c = ~crc >>> 0;
   let i = start;
-  for (; i + 8 <= end; i += 8) {
+  for (; i + 16 <= end; i += 16) {
     c ^= b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
     c =
-      t7[c & 0xff]! ^
-      t6[(c >>> 8) & 0xff]! ^
-      t5[(c >>> 16) & 0xff]! ^
-      t4[c >>> 24]! ^
-      t3[b[i + 4]!]! ^
-      t2[b[i + 5]!]! ^
-      t1[b[i + 6]!]! ^
-      t0[b[i + 7]!]!;
+      t[3840 + (c & 0xff)]! ^
+      t[3584 + ((c >>> 8) & 0xff)]! ^
+      t[3328 + ((c >>> 16) & 0xff)]! ^
+      t[3072 + (c >>> 24)]! ^
+      t[2816 + b[i + 4]!]! ^
+      t[2560 + b[i + 5]!]! ^
+      t[2304 + b[i + 6]!]! ^
+      t[2048 + b[i + 7]!]! ^
+      t[1792 + b[i + 8]!]! ^
+      t[1536 + b[i + 9]!]! ^
+      t[1280 + b[i + 10]!]! ^
+      t[1024 + b[i + 11]!]! ^
+      t[768 + b[i + 12]!]! ^
+      t[512 + b[i + 13]!]! ^
+      t[256 + b[i + 14]!]! ^
+      t[b[i + 15]!]!;
   }
-  for (; i < end; i++) c = t0[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
+  for (; i < end; i++) c = t[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }
 
@@ -62,7 +64,7 @@ let scratch = new Uint8Array(4096);
 /**
  * Feeds the UTF-8 bytes of `text` into a running CRC (a lone surrogate
  * counts as U+FFFD, as `TextEncoder` writes it). Encodes into a reused
- * buffer, then sums eight bytes a step: several times faster than summing
+ * buffer, then sums sixteen bytes a step: several times faster than summing
  * character by character.
  */
 export function crcText(crc: Crc, text: string): Crc {

@@ -23,6 +23,12 @@ export interface KeyValueStore {
   readonly persistent?: boolean;
   /** Opens the underlying database if it is not open yet; called once by `StoreStorage.open`. */
   open?(): Promise<void>;
+  /**
+   * Called once by `StoreStorage.open` after the store's contents passed its
+   * open checks (format, counters, commit chain): a store may then drop what
+   * it kept in case they failed (`levelStore`: copies of LevelDB's logs).
+   */
+  confirmOpen?(): Promise<void>;
   get(key: string): Promise<string | undefined>;
   /** Pairs in key order (or reverse) within the bounds; a consistent snapshot for the whole iteration. */
   range(options: RangeOptions): AsyncIterable<[string, string]>;

@@ -1,8 +1,12 @@
 import { StorageCorrupted } from "@durably/core";
-import { ioFailure } from "./level-errors.js";
-import { checkLog } from "./leveldb/log.js";
+import { DirectoryFiles } from "./directory-files.js";
+import { KEPT_FOLDER } from "./level-evidence.js";
+import { ioError } from "./level-errors.js";
+import { checkLiveLogs, readKeptLogs, type KeptLog, type LiveLog } from "./level-logs.js";
+import { checkLog, joinFragments } from "./leveldb/log.js";
 import { replayManifest, type ManifestState } from "./leveldb/manifest.js";
 import { checkTable } from "./leveldb/table.js";
+import { errno, join, nodeFs, type DirEnt } from "./node-fs.js";
 
 /**
  * Looks at a LevelDB directory before LevelDB opens it, synchronously, so
@@ -22,64 +26,50 @@ import { checkTable } from "./leveldb/table.js";
  *   LevelDB would create a new database there and delete the table and log
  *   files it does not know.
  *
+ * It also returns what the open needs next: the live logs with the newest
+ * commit each holds, and the copies of logs an earlier open kept aside
+ * (`level-evidence`), which `verifyReplay` checks the opened database
+ * against.
+ *
  * Runs only where `process.getBuiltinModule` gives `node:fs` (Node 20.16+,
  * 22.3+); elsewhere it returns `undefined` and the database opens as its own
  * options say.
  */
 
-interface DirEnt {
-  name: string;
-  isFile(): boolean;
-}
-
-/** The few `node:fs` functions used here, declared so the package needs no Node types at runtime. */
-interface SyncFs {
-  readdirSync(path: string, options: { withFileTypes: true }): DirEnt[];
-  readFileSync(path: string): Uint8Array;
-  readFileSync(path: string, encoding: "utf8"): string;
-}
-
-function nodeFs(): SyncFs | undefined {
-  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } })
-    .process;
-  return process?.getBuiltinModule?.("node:fs") as SyncFs | undefined;
-}
-
 /** LevelDB's own files that hold no data: present after a failed or fresh open. */
 const SCAFFOLD = new Set(["LOCK", "LOG", "LOG.old"]);
-const LOG_FILE = /^(\d+)\.log$/;
 
-function errno(error: unknown): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" ? code : undefined;
+/** What the directory holds, for the open: the live logs and the copies of logs kept by an earlier open. */
+export interface LevelDirectory {
+  create: boolean;
+  /** The live write-ahead logs, oldest first (none for a new database). */
+  live: LiveLog[];
+  /** Copies of logs an earlier open kept aside (`KEPT_FOLDER`), oldest first. */
+  kept: KeptLog[];
 }
 
-function join(location: string, name: string): string {
-  return location.endsWith("/") || location.endsWith("\\")
-    ? location + name
-    : `${location}/${name}`;
-}
-
-/** Whether to create the database; `undefined` when the file system cannot be read from here. */
+/** Whether to create the database, and its logs; `undefined` when the file system cannot be read from here. */
 export function inspectLevelDirectory(
   location: string,
   options: { checkTables: boolean },
-): { create: boolean } | undefined {
+): LevelDirectory | undefined {
   const fs = nodeFs();
   if (fs === undefined) return undefined;
   let entries: DirEnt[];
   try {
     entries = fs.readdirSync(location, { withFileTypes: true });
   } catch (error) {
-    if (errno(error) === "ENOENT") return { create: true };
+    if (errno(error) === "ENOENT") return { create: true, live: [], kept: [] };
     // Not a directory, or unreadable: LevelDB opens nothing there either; let it say why.
-    if (errno(error) === "ENOTDIR") return { create: false };
-    throw ioFailure(`${location}: cannot list the directory: ${(error as Error).message}`, error);
+    if (errno(error) === "ENOTDIR") return { create: false, live: [], kept: [] };
+    throw ioError(`${location}: cannot list the directory: ${(error as Error).message}`, error, {
+      file: location,
+    });
   }
   const names = entries.map((e) => e.name);
   if (!names.includes("CURRENT")) {
     const data = names.filter((name) => !SCAFFOLD.has(name)).sort();
-    if (data.length === 0) return { create: true };
+    if (data.length === 0) return { create: true, live: [], kept: [] };
     const shown = data.slice(0, 6).join(", ") + (data.length > 6 ? ", …" : "");
     throw new StorageCorrupted(
       `${location}: the directory holds ${data.length} file(s) (${shown}) but no CURRENT file, ` +
@@ -89,59 +79,29 @@ export function inspectLevelDirectory(
       { file: join(location, "CURRENT") },
     );
   }
-  const files = new Files(fs, location);
+  const files = new DirectoryFiles(fs, location);
   const manifest = readManifest(files);
   // Without a readable MANIFEST LevelDB refuses to open by itself (and says why).
-  if (manifest === undefined) return { create: false };
+  if (manifest === undefined) return { create: false, live: [], kept: [] };
   if (options.checkTables) checkTables(files, names, manifest);
-  checkLogs(files, entries, manifest);
-  return { create: false };
+  const live = checkLiveLogs(files, entries, manifest);
+  const kept = names.includes(KEPT_FOLDER) ? readKeptLogs(files, KEPT_FOLDER) : [];
+  return { create: false, live, kept };
 }
 
-class Files {
-  constructor(
-    readonly fs: SyncFs,
-    readonly location: string,
-  ) {}
-
-  path(name: string): string {
-    return join(this.location, name);
-  }
-
-  /**
-   * A file's bytes; `undefined` when it is gone: a live owner (which
-   * LevelDB's lock will report) deleted it after a flush or compaction, or
-   * it is missing and LevelDB itself refuses to open without it.
-   */
-  read(name: string, what: string): Uint8Array | undefined {
-    try {
-      return this.fs.readFileSync(this.path(name));
-    } catch (error) {
-      if (errno(error) === "ENOENT") return undefined;
-      throw ioFailure(
-        `${this.path(name)}: cannot read the ${what}: ${(error as Error).message}`,
-        error,
-      );
-    }
-  }
-}
-
-/** The state the MANIFEST named by CURRENT describes; `undefined` when CURRENT or the MANIFEST cannot be read (LevelDB will report it). */
-function readManifest(files: Files): ManifestState | undefined {
-  let current: string;
-  try {
-    current = files.fs.readFileSync(files.path("CURRENT"), "utf8");
-  } catch {
-    return undefined;
-  }
-  const name = current.endsWith("\n") ? current.slice(0, -1) : "";
+/**
+ * The state the MANIFEST named by CURRENT describes; `undefined` when CURRENT
+ * does not name a MANIFEST or a file is gone (LevelDB will report it). A
+ * file that cannot be read is `StorageIOError`: the checks cannot run.
+ */
+function readManifest(files: DirectoryFiles): ManifestState | undefined {
+  const current = files.read("CURRENT", "CURRENT file");
+  if (current === undefined) return undefined;
+  const text = new TextDecoder().decode(current);
+  const name = text.endsWith("\n") ? text.slice(0, -1) : "";
   if (!/^MANIFEST-\d+$/.test(name)) return undefined;
-  let bytes: Uint8Array;
-  try {
-    bytes = files.fs.readFileSync(files.path(name));
-  } catch {
-    return undefined;
-  }
+  const bytes = files.read(name, "MANIFEST");
+  if (bytes === undefined) return undefined;
   const file = files.path(name);
   const read = checkLog(bytes, true);
   if (read.damage !== undefined)
@@ -150,7 +110,7 @@ function readManifest(files: Files): ManifestState | undefined {
       { file },
     );
   try {
-    return replayManifest(read.contents);
+    return replayManifest(read.contents.map(joinFragments));
   } catch (error) {
     throw new StorageCorrupted(
       `${file}: ${(error as Error).message}; nothing was opened or changed`,
@@ -161,7 +121,11 @@ function readManifest(files: Files): ManifestState | undefined {
 }
 
 /** Every live table: present, of its recorded size, every block's checksum right. */
-function checkTables(files: Files, names: readonly string[], manifest: ManifestState): void {
+function checkTables(
+  files: DirectoryFiles,
+  names: readonly string[],
+  manifest: ManifestState,
+): void {
   const present = new Set(names);
   for (const [number, size] of [...manifest.tables].sort((a, b) => a[0] - b[0])) {
     const base = String(number).padStart(6, "0");
@@ -169,7 +133,7 @@ function checkTables(files: Files, names: readonly string[], manifest: ManifestS
     // A missing table: LevelDB refuses to open without it (and names it) before it replays anything.
     if (name === undefined) continue;
     const file = files.path(name);
-    const bytes = files.read(name, "table file");
+    const bytes = files.readTransient(name, "table file");
     if (bytes === undefined) continue;
     const problem =
       bytes.length !== size
@@ -181,43 +145,5 @@ function checkTables(files: Files, names: readonly string[], manifest: ManifestS
           `Nothing was opened or changed: keep the directory as evidence and restore from a backup.`,
         { file },
       );
-  }
-}
-
-/** The live write-ahead logs, oldest first: a damaged record, or a torn log followed by a newer one, is a hole LevelDB would replay around. */
-function checkLogs(files: Files, entries: DirEnt[], manifest: ManifestState): void {
-  const live = (name: string) => {
-    const number = Number(LOG_FILE.exec(name)?.[1]);
-    return number >= manifest.logNumber || number === manifest.prevLogNumber;
-  };
-  const logs = entries
-    .filter((e) => e.isFile() && LOG_FILE.test(e.name) && live(e.name))
-    .map((e) => e.name)
-    .sort((a, b) => Number(LOG_FILE.exec(a)?.[1]) - Number(LOG_FILE.exec(b)?.[1]));
-  let torn: { file: string; offset: number } | undefined;
-  for (const name of logs) {
-    const file = files.path(name);
-    const bytes = files.read(name, "write-ahead log");
-    if (bytes === undefined) continue;
-    const result = checkLog(bytes);
-    if (torn !== undefined && result.records > 0)
-      throw new StorageCorrupted(
-        `${torn.file}: the write-ahead log is cut off at byte ${torn.offset}, but the newer log ${name} holds ${result.records} write(s): ` +
-          `LevelDB would replay those after a hole. Nothing was opened or changed.`,
-        { file: torn.file },
-      );
-    const damage = result.damage;
-    if (damage !== undefined) {
-      const at = `${file}: the write-ahead log record at byte ${damage.offset} is damaged (${damage.reason})`;
-      throw new StorageCorrupted(
-        damage.recordsAfter > 0
-          ? `${at}, and ${damage.recordsAfter} write(s) after it are intact: LevelDB would skip the damaged ones and replay the later ones, ` +
-              `losing commits from the middle. Nothing was opened or changed: keep the directory as evidence and restore from a backup.`
-          : `${at}; nothing after it is intact: LevelDB would drop it with the newest commits. Nothing was opened or changed. ` +
-              `To accept losing those commits, open the directory once with classic-level directly (LevelDB keeps the commits before the damage), then open it with Durably again.`,
-        { file },
-      );
-    }
-    if (result.tornAt !== undefined) torn = { file, offset: result.tornAt };
   }
 }

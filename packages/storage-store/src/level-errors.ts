@@ -1,6 +1,7 @@
 import {
   DurablyError,
   StorageCorrupted,
+  StorageIOError,
   StorageLocked,
   StoragePoisoned,
   type CorruptionLocation,
@@ -20,6 +21,14 @@ export interface Place {
   key?: string;
   range?: string;
 }
+
+/**
+ * What kind of operation failed. An I/O error while opening, reading or
+ * closing is `StorageIOError`: nothing was changed, and the storage stays
+ * usable for reads. One during a write is `StoragePoisoned`: the write may
+ * or may not have landed.
+ */
+export type OperationKind = "open" | "read" | "write" | "close";
 
 export function levelCode(error: unknown): string | undefined {
   const codes = new Set<string>();
@@ -50,17 +59,39 @@ function innermostMessage(error: unknown): string {
 }
 
 /**
- * The failure of an I/O operation on the database. The core has no I/O
- * error class, so this is `StoragePoisoned`: the outcome of what was running
- * is unknown and the storage stops until it is reopened (StoreStorage
- * poisons itself when it sees one).
+ * The file LevelDB names in its message (`IO error: <location>/000012.log:
+ * Input/output error`), when it is inside the database; else the database
+ * directory itself.
  */
-export function ioFailure(message: string, cause: unknown): DurablyError {
-  return new StoragePoisoned(message, { cause });
+function fileOf(detail: string, location: string | undefined): string | undefined {
+  if (location === undefined) return undefined;
+  const dir = location.replace(/[/\\]+$/, "");
+  const at = detail.indexOf(`${dir}/`);
+  if (at < 0) return location;
+  const rest = detail.slice(at);
+  const end = rest.search(/: /);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * An I/O failure while opening, reading or closing: `StorageIOError` naming
+ * the place (`location.file`, and `location.key` for a read of one key).
+ */
+export function ioError(
+  message: string,
+  cause: unknown,
+  location: CorruptionLocation = {},
+): StorageIOError {
+  return new StorageIOError(message, location, { cause });
 }
 
 /** `error` as a Durably error when its code says what it is; otherwise `error` unchanged. */
-export function translate(error: unknown, operation: string, place: Place): unknown {
+export function translate(
+  error: unknown,
+  operation: string,
+  place: Place,
+  kind: OperationKind,
+): unknown {
   if (error instanceof DurablyError) return error;
   const code = levelCode(error);
   const where = describe(place);
@@ -78,8 +109,16 @@ export function translate(error: unknown, operation: string, place: Place): unkn
       { cause: error },
     );
   }
-  if (code === "LEVEL_IO_ERROR")
-    return ioFailure(`${where}: I/O error during ${operation}: ${detail}`, error);
+  if (code === "LEVEL_IO_ERROR") {
+    const message = `${where}: I/O error during ${operation}: ${detail}`;
+    // The write may have reached the disk or not: nothing the storage holds in memory can be trusted.
+    if (kind === "write") return new StoragePoisoned(message, { cause: error });
+    const file = fileOf(detail, place.location);
+    return ioError(message, error, {
+      ...(file !== undefined ? { file } : {}),
+      ...(place.key !== undefined ? { key: place.key } : {}),
+    });
+  }
   if (code === "LEVEL_LOCKED")
     return new StorageLocked(
       `${place.location ?? "the database"} is locked: another process (or instance) has it open`,

@@ -1,7 +1,11 @@
 import { StorageCorrupted } from "@durably/core";
 import type { KeyValueOp, KeyValueStore, RangeOptions } from "./key-value-store.js";
-import { inspectLevelDirectory } from "./level-directory.js";
+import { inspectLevelDirectory, type LevelDirectory } from "./level-directory.js";
 import { translate, type Place } from "./level-errors.js";
+import { dropUnusedCopies, keepLogs, releaseKept } from "./level-evidence.js";
+import type { LiveLog } from "./level-logs.js";
+import { verifyReplay, type RecoveringDatabase } from "./level-recovery.js";
+import { nodeFs, type SyncFs } from "./node-fs.js";
 
 /**
  * The part of an `abstract-level` database (classic-level, memory-level,
@@ -15,9 +19,16 @@ export interface LevelDatabase {
   open(options?: LevelOpenOptions): Promise<void>;
   close(): Promise<void>;
   get(key: string, options: LevelEncodings): Promise<string | undefined>;
-  batch(operations: KeyValueOp[], options: LevelEncodings & { sync?: boolean }): Promise<void>;
+  batch(
+    operations: KeyValueOp[] | LevelBinaryOp[],
+    options: LevelEncodings & { sync?: boolean },
+  ): Promise<void>;
   iterator(options: LevelIteratorOptions): LevelIterator;
 }
+
+/** A write of raw bytes (`view` encodings): how commits a skipped log held are written again. */
+export type LevelBinaryOp =
+  { type: "put"; key: Uint8Array; value: Uint8Array } | { type: "del"; key: Uint8Array };
 
 /** The abstract-level open options `levelStore` passes. */
 export interface LevelOpenOptions {
@@ -70,7 +81,9 @@ const UTF8: LevelEncodings = { keyEncoding: "utf8", valueEncoding: "utf8" };
  * `createIfMissing: true`: after a look at the directory, with
  * `createIfMissing` only when it holds no database (see
  * `inspectLevelDirectory`). A directory that holds files but no `CURRENT`,
- * or a damaged write-ahead log, is refused and left untouched.
+ * or a damaged write-ahead log, is refused and left untouched. Once LevelDB
+ * has opened, the newest commit its logs held must be there (see
+ * `verifyReplay`): LevelDB goes on without a log it fails to open.
  */
 export function levelStore(db: LevelDatabase, options: LevelStoreOptions = {}): LevelStore {
   return new LevelStore(db, options);
@@ -81,7 +94,8 @@ export class LevelStore implements KeyValueStore {
   private readonly batchOptions: LevelEncodings & { sync?: boolean };
   /** The open started by the constructor, if it started one; `open()` awaits it. */
   private readonly opening: Promise<void> | undefined;
-  private readonly create: boolean | undefined;
+  /** What the directory held before the open, when it was checked: the logs, and copies kept aside. */
+  private readonly directory: { fs: SyncFs; location: string; found: LevelDirectory } | undefined;
 
   constructor(
     readonly db: LevelDatabase,
@@ -90,8 +104,8 @@ export class LevelStore implements KeyValueStore {
     this.persistent = options.persistent ?? db.supports?.permanence === true;
     this.batchOptions = options.sync ? { ...UTF8, sync: true } : UTF8;
     const claimed = this.claimOpen(options.checkTables !== false);
-    this.create = claimed?.create;
     this.opening = claimed?.opening;
+    this.directory = claimed?.directory;
     // Reported by open(); never an unhandled rejection if nobody opens the store.
     this.opening?.catch(() => undefined);
   }
@@ -106,38 +120,78 @@ export class LevelStore implements KeyValueStore {
    * constructor, with the constructor's options, unless an `open` or `close`
    * call comes first.
    */
-  private claimOpen(
-    checkTables: boolean,
-  ): { create?: boolean; opening: Promise<void> } | undefined {
+  private claimOpen(checkTables: boolean):
+    | {
+        opening: Promise<void>;
+        directory?: { fs: SyncFs; location: string; found: LevelDirectory };
+      }
+    | undefined {
     const { db } = this;
     if (db.status === "open" || db.supports?.createIfMissing !== true) return undefined;
-    if (typeof db.location !== "string") return undefined;
-    let decision: { create: boolean } | undefined;
+    const location = db.location;
+    const fs = nodeFs();
+    if (typeof location !== "string" || fs === undefined) return undefined;
+    let found: LevelDirectory | undefined;
+    let made: LiveLog[] = [];
     try {
-      decision = inspectLevelDirectory(db.location, { checkTables });
+      found = inspectLevelDirectory(location, { checkTables });
+      // Before LevelDB replays the logs and deletes them: the evidence if it skips one.
+      if (found !== undefined) made = keepLogs(fs, location, found.live);
     } catch (error) {
       // Refused: close before the deferred open can run, so nothing on disk is touched.
       db.close().catch(() => undefined);
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as thrown by the check
       return { opening: Promise.reject(error) };
     }
-    if (decision === undefined) return undefined;
-    return { create: decision.create, opening: db.open({ createIfMissing: decision.create }) };
+    if (found === undefined) return undefined;
+    const directory = { fs, location, found };
+    const opening = db.open({ createIfMissing: found.create }).then(
+      () =>
+        verifyReplay(db as unknown as RecoveringDatabase, fs, location, found).catch(
+          async (error: unknown) => {
+            await db.close().catch(() => undefined);
+            throw error;
+          },
+        ),
+      (error: unknown) => {
+        dropUnusedCopies(fs, location, made);
+        throw this.openError(error, found.create);
+      },
+    );
+    return { opening, directory };
   }
 
   /** Opens the database unless it is open; a database another process holds gives `StorageLocked`. */
   async open(): Promise<void> {
+    if (this.opening !== undefined) return this.opening;
+    if (this.db.status === "open") return;
     try {
-      if (this.opening !== undefined) await this.opening;
-      else if (this.db.status !== "open") await this.db.open();
+      await this.db.open();
     } catch (error) {
-      throw this.openError(error);
+      throw this.openError(error, undefined);
     }
   }
 
-  private openError(error: unknown): unknown {
-    const translated = translate(error, "open", this.place);
-    if (translated !== error || this.create !== false) return translated;
+  /**
+   * Called by `StoreStorage.open` once the store passed its checks (the
+   * commit chain): the copies of the write-ahead logs kept for this open
+   * hold nothing the store lacks now, and are removed.
+   */
+  confirmOpen(): Promise<void> {
+    const directory = this.directory;
+    if (directory === undefined) return Promise.resolve();
+    const { fs, location, found } = directory;
+    const names = new Set([
+      ...found.live.filter((log) => log.records > 0).map((log) => log.name),
+      ...found.kept.map((log) => log.name),
+    ]);
+    if (names.size > 0) releaseKept(fs, location, [...names]);
+    return Promise.resolve();
+  }
+
+  private openError(error: unknown, create: boolean | undefined): unknown {
+    const translated = translate(error, "open", this.place, "open");
+    if (translated !== error || create !== false) return translated;
     // Opened without createIfMissing because CURRENT was there; LevelDB found none after all.
     if (/does not exist/.test(messages(error)))
       return new StorageCorrupted(
@@ -152,7 +206,7 @@ export class LevelStore implements KeyValueStore {
     try {
       return await this.db.get(key, UTF8);
     } catch (error) {
-      throw translate(error, "a read", { ...this.place, key });
+      throw translate(error, "a read", { ...this.place, key }, "read");
     }
   }
 
@@ -167,7 +221,7 @@ export class LevelStore implements KeyValueStore {
     try {
       iterator = this.db.iterator(iteratorOptions);
     } catch (error) {
-      throw translate(error, "a range read", place);
+      throw translate(error, "a range read", place, "read");
     }
     // Small first chunk (most reads are short pages), growing for long scans.
     let size = Math.min(options.limit ?? 32, 32);
@@ -177,7 +231,7 @@ export class LevelStore implements KeyValueStore {
         try {
           chunk = await iterator.nextv(size);
         } catch (error) {
-          throw translate(error, "a range read", place);
+          throw translate(error, "a range read", place, "read");
         }
         if (chunk.length === 0) return;
         for (const pair of chunk) yield pair;
@@ -192,7 +246,7 @@ export class LevelStore implements KeyValueStore {
     try {
       await this.db.batch(ops as KeyValueOp[], this.batchOptions);
     } catch (error) {
-      throw translate(error, `a write of ${ops.length} key(s)`, this.place);
+      throw translate(error, `a write of ${ops.length} key(s)`, this.place, "write");
     }
   }
 
@@ -200,7 +254,7 @@ export class LevelStore implements KeyValueStore {
     try {
       await this.db.close();
     } catch (error) {
-      throw translate(error, "close", this.place);
+      throw translate(error, "close", this.place, "close");
     }
   }
 }

@@ -122,7 +122,8 @@ export class StoreStorage implements Storage, Reader {
     this.link = counters.link;
     this.cache = new ValueCache(options.cacheSize ?? 10_000);
     this.kv = new CheckedStore(store, (error) => {
-      // The store said its I/O failed (levelStore raises StoragePoisoned): trust nothing until a reopen.
+      // The store said the outcome of its I/O is uncertain (levelStore: a failed write): trust nothing
+      // until a reopen. A failed read (StorageIOError) changed nothing, so the storage stays usable.
       if (error instanceof StoragePoisoned && this.state === "open") {
         this.state = "poisoned";
         this.poisonCause = error;
@@ -132,8 +133,8 @@ export class StoreStorage implements Storage, Reader {
 
   /**
    * Opens the store (if it has an `open`), reads the counters, verifies the
-   * commit chain written since the last verified open, and is ready. The
-   * storage owns the store from now on.
+   * commit chain written since the last verified open, tells the store
+   * (`confirmOpen`), and is ready. The storage owns the store from now on.
    */
   static async open(
     store: KeyValueStore,
@@ -142,6 +143,7 @@ export class StoreStorage implements Storage, Reader {
     try {
       await store.open?.();
       const { counters, formatWritten } = await readStoredState(store);
+      await store.confirmOpen?.();
       return new StoreStorage(store, counters, formatWritten, options);
     } catch (error) {
       await store.close().catch(() => undefined);

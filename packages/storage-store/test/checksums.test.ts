@@ -166,14 +166,23 @@ describe("value framing", () => {
     const ascii = new TextEncoder().encode("123456789");
     expect(crcBytes(0, ascii)).toBe(0xe3069283);
     expect(crcText(0, "123456789")).toBe(0xe3069283);
-    // Eight bytes a step and one at a time agree, for every alignment.
-    const bytes = new TextEncoder().encode(
-      "a longer run of bytes to cross the eight-byte steps: 0123456789",
-    );
-    for (let start = 0; start < 9; start++)
-      expect(crcBytes(0, bytes, start)).toBe(
-        crcBytes(crcBytes(0, bytes, start, start + 1), bytes, start + 1),
-      );
+    // Sixteen bytes a step agree with the definition (one bit at a time), for every alignment and length.
+    const bitwise = (bytes: Uint8Array, start: number, end: number) => {
+      let c = 0xffffffff;
+      for (let i = start; i < end; i++) {
+        c ^= bytes[i] as number;
+        for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
+      }
+      return ~c >>> 0;
+    };
+    const bytes = Uint8Array.from({ length: 300 }, (_x, i) => (i * 2654435761) >>> 24);
+    for (let start = 0; start < 17; start++)
+      for (const length of [0, 1, 15, 16, 17, 31, 32, 33, 100, 283 - start])
+        expect(crcBytes(0, bytes, start, start + length)).toBe(
+          bitwise(bytes, start, start + length),
+        );
+    // A running sum over pieces is the sum of the whole.
+    expect(crcBytes(crcBytes(0, bytes, 0, 37), bytes, 37)).toBe(crcBytes(0, bytes));
   });
 
   it("sums the UTF-8 of the key, a zero byte and the payload, as the README documents", () => {

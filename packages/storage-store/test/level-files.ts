@@ -36,9 +36,12 @@ export const entryA = (i: number) => (2 + 2 * i) as EntryId;
 export async function writeCommits(
   location: string,
   n: number,
-  options: { compact?: boolean } = {},
+  options: { compact?: boolean; maxFileSize?: number } = {},
 ): Promise<void> {
-  const db = new ClassicLevel(location);
+  const db = new ClassicLevel(
+    location,
+    options.maxFileSize === undefined ? {} : { maxFileSize: options.maxFileSize },
+  );
   const storage = await StoreStorage.open(levelStore(db));
   const none = () => undefined;
   await storage.commit(
@@ -55,7 +58,19 @@ export async function writeCommits(
     ],
     none,
   );
-  for (let i = 1; i <= n; i++)
+  await commitRange(storage, 1, n);
+  // compactRange flushes the log into table files (.ldb) and merges them.
+  if (options.compact)
+    await (db as unknown as { compactRange(a: string, b: string): Promise<void> }).compactRange(
+      "\x00",
+      "\xff",
+    );
+  await storage.close();
+}
+
+/** Commits `from..to` of the workload (entry `i` in A and in B, the document's `n` set to `i`), one commit call each. */
+export async function commitRange(storage: StoreStorage, from: number, to: number): Promise<void> {
+  for (let i = from; i <= to; i++)
     await storage.commit(
       [
         [
@@ -79,14 +94,14 @@ export async function writeCommits(
           },
         ],
       ],
-      none,
+      () => undefined,
     );
-  // compactRange flushes the log into table files (.ldb) and merges them.
-  if (options.compact)
-    await (db as unknown as { compactRange(a: string, b: string): Promise<void> }).compactRange(
-      "\x00",
-      "\xff",
-    );
+}
+
+/** Opens the store and commits `from..to` of the workload after the commits already there; they stay in LevelDB's log. */
+export async function appendCommits(location: string, from: number, to: number): Promise<void> {
+  const storage = await StoreStorage.open(levelStore(new ClassicLevel(location)));
+  await commitRange(storage, from, to);
   await storage.close();
 }
 

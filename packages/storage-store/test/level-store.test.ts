@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { ClassicLevel } from "classic-level";
 import { MemoryLevel } from "memory-level";
 import { describe, expect, it } from "vitest";
@@ -68,6 +68,8 @@ describe("levelStore > single owner (LevelDB LOCK)", () => {
       );
       expect(error).toBeInstanceOf(StorageLocked);
       expect((error as Error).message).toContain(location);
+      // The copy of the owner's live log made before the refused open is not left behind.
+      expect(existsSync(join(location, "durably-recovery"))).toBe(false);
       await killed(child);
       const storage = await StoreStorage.open(levelStore(new ClassicLevel(location)));
       expect(await storage.conversation(1 as never)).toEqual({ id: 1 });

@@ -49,11 +49,12 @@ function bin(name: string): string {
   return path.join(import.meta.dirname, "..", "node_modules", ".bin", name);
 }
 
-it("the published packages are the eight libraries", () => {
+it("the published packages are the nine libraries", () => {
   expect(published.map((p) => p.name).sort()).toEqual([
     "@durably/contract-tests",
     "@durably/core",
     "@durably/langgraph",
+    "@durably/model-ai-sdk",
     "@durably/storage-jsonl",
     "@durably/storage-memory",
     "@durably/storage-postgres",

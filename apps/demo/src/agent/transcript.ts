@@ -1,20 +1,22 @@
-import type { EntryRecord, Message } from "@durably/core";
+import { contentText, type EntryRecord, type Message } from "@durably/core";
 
 /** One message as the transcript table shows it. */
 function describeMessage(message: Message): string {
   switch (message.role) {
     case "user":
-      return JSON.stringify(message.content);
+      return JSON.stringify(contentText(message.content));
     case "assistant":
       return message.content
         .map((part) =>
           part.type === "text"
             ? JSON.stringify(part.text)
-            : `call ${part.name}(${JSON.stringify(part.arguments)})`,
+            : part.type === "reasoning"
+              ? `(thinking ${JSON.stringify(part.text)})`
+              : `call ${part.name}(${JSON.stringify(part.arguments)})`,
         )
         .join(" + ");
     case "toolResult":
-      return `${message.toolName} → ${JSON.stringify(message.content)}${message.isError ? " (error)" : ""}`;
+      return `${message.toolName} → ${JSON.stringify(contentText(message.content))}${message.isError ? " (error)" : ""}`;
   }
 }
 

@@ -5,7 +5,7 @@ import { dumpPostgres } from "../dump/postgres.js";
 import { printSections } from "../dump/section.js";
 import { dumpSqlite, type SqliteDump } from "../dump/sqlite.js";
 import { dumpStore } from "../dump/store.js";
-import { levelStore } from "@durably/storage-store";
+import { levelStore, StoreStorage } from "@durably/storage-store";
 import { subheading } from "../render/heading.js";
 import { pgSession, requirePgUrl } from "../postgres-config.js";
 import type { Output } from "../render/output.js";
@@ -85,10 +85,11 @@ async function showJsonl(out: Output, checks: Checks, run: BackendRun): Promise<
 
 async function showStore(out: Output, checks: Checks, run: BackendRun): Promise<void> {
   subheading(out, `Store (LevelDB): ${run.dir}`);
-  const store = levelStore(classicLevel(run.dir));
-  await store.open();
+  // Opened through StoreStorage, which verifies the commit chain and then lets
+  // the store drop the log copies it keeps until an open is verified.
+  const storage = await StoreStorage.open(levelStore(classicLevel(run.dir)));
   try {
-    const dump = await dumpStore(store);
+    const dump = await dumpStore(storage.store);
     printSections(out, dump.sections);
     out.line();
     const entries = finalEntries(run);
@@ -98,7 +99,7 @@ async function showStore(out: Output, checks: Checks, run: BackendRun): Promise<
       `e/: ${dump.counts.get("e/")}, r/: ${dump.counts.get("r/")}`,
     );
   } finally {
-    await store.close();
+    await storage.close();
   }
 }
 

@@ -34,8 +34,15 @@ export class HarnessChild {
     path: string,
     scenario: CrashScenario,
     nodeArgs: readonly string[],
+    model: { module?: string | URL; scriptId: string },
   ) {
-    const config: HarnessChildConfig = { childModule: moduleUrl(childModule), path, scenario };
+    const config: HarnessChildConfig = {
+      childModule: moduleUrl(childModule),
+      ...(model.module !== undefined ? { modelModule: moduleUrl(model.module) } : {}),
+      path,
+      scenario,
+      scriptId: model.scriptId,
+    };
     this.process = fork(childPath(), [], {
       execPath: process.execPath,
       execArgv: [...nodeArgs],

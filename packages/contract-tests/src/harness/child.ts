@@ -13,8 +13,11 @@ import {
   PROGRESS_WINDOW_MS,
   QUESTION,
   REQUEST_ID,
-  scenarioModel,
+  scenarioScript,
   scenarioTools,
+  scriptedModels,
+  CHILD_RETRY,
+  type HarnessModelFactory,
 } from "./scripts.js";
 
 type Body = HarnessChildMessage extends infer M
@@ -32,22 +35,31 @@ async function main(): Promise<void> {
   if (!config) throw new Error(`${HARNESS_CHILD_ENV} is not set`);
   const adapter = (await import(config.childModule)) as { open(path: string): Promise<Storage> };
   const storage = await adapter.open(config.path);
+  const models: HarnessModelFactory = config.modelModule
+    ? ((await import(config.modelModule)) as { createModel: HarnessModelFactory }).createModel
+    : scriptedModels;
   const harness = await Harness.open(storage, {
-    model: scenarioModel(config.scenario, "child"),
+    model: models(scenarioScript(config.scenario, "child", config.scriptId)),
     tools: scenarioTools("child", {
       running: (name, api) => send({ type: "tool-running", name, attempt: api.attempt }),
       executed: () => undefined,
     }),
-    settings: { progress: { persistWithinMs: PROGRESS_WINDOW_MS } },
+    settings: { progress: { persistWithinMs: PROGRESS_WINDOW_MS }, retry: CHILD_RETRY },
     onError: (error, where) => send({ type: "failed", error: `${where}: ${String(error)}` }),
   });
   const root = await harness.root();
   let shown = -1;
+  let retrying = false;
   root.watch((view) => {
     const length = view.live.generation?.text.length ?? 0;
     if (length !== shown) {
       shown = length;
       send({ type: "text", length });
+    }
+    const retry = view.live.retry;
+    if (retry && !retrying) {
+      retrying = true;
+      send({ type: "retry-waiting", attempt: retry.attempt, retryAt: retry.retryAt });
     }
   });
   send({ type: "ready" });

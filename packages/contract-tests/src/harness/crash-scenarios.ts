@@ -1,22 +1,21 @@
-import {
-  Harness,
-  ROOT_CONVERSATION_ID,
-  type EntryRecord,
-  type Storage,
-  type SubmissionRecord,
-} from "@durably/core";
+import { Harness, ROOT_CONVERSATION_ID, type Storage, type SubmissionRecord } from "@durably/core";
 import { sleep, withTempStorage } from "../crash/temp-storage.js";
 import { HarnessChild } from "./child-process.js";
-import { check, checkTranscript, storedDoc, storedEntries } from "./invariants.js";
+import { checkStoredAfterKill, kinds, SLACK_MS, type StoredWait } from "./crash-checks.js";
+import { check, checkTranscript } from "./invariants.js";
 import type { HarnessChildMessage } from "./protocol.js";
 import {
   PREAMBLE,
   PROGRESS_WINDOW_MS,
   QUESTION,
   REQUEST_ID,
-  scenarioModel,
+  RETRY_FAILURE_TEXT,
+  scenarioScript,
   scenarioTools,
+  scriptedModels,
+  scriptId,
   type CrashScenario,
+  type HarnessModelFactory,
 } from "./scripts.js";
 
 export interface HarnessCrashOptions {
@@ -26,20 +25,37 @@ export interface HarnessCrashOptions {
   open: (path: string) => Promise<Storage>;
   /** Node arguments for the child, e.g. `["--conditions=@durably/source", "--import", "tsx"]`. */
   nodeArgs?: readonly string[];
+  /**
+   * A module the child imports for its model: it must export
+   * `createModel(script)`, a `HarnessModelFactory` answering like the
+   * suite's `models` (default: ScriptedModel in both processes).
+   */
+  modelModule?: string | URL;
 }
 
-/** Timer and IPC delays on a busy machine, on top of the progress window. */
-const SLACK_MS = 400;
 /** Streamed characters the child shows before the "stream" kill. */
 const KILL_AFTER_CHARS = 600;
 
-type Live = {
-  run: { submissionId: number } | null;
-  generation: { text: string } | null;
-  tools: Record<string, { toolName: string; output: string; attempt: number }>;
-};
-
-const kinds = (entries: readonly EntryRecord[]): string => entries.map((e) => e.kind).join(", ");
+/** Waits for the scenario's moment in the child. */
+async function untilMoment(child: HarnessChild, scenario: CrashScenario): Promise<void> {
+  if (scenario === "stream") {
+    await child.waitFor(
+      `${KILL_AFTER_CHARS} streamed characters`,
+      (m): m is HarnessChildMessage => m.type === "text" && m.length >= KILL_AFTER_CHARS,
+    );
+  } else if (scenario === "retry-wait") {
+    await child.waitFor(
+      "the retry wait",
+      (m): m is HarnessChildMessage => m.type === "retry-waiting",
+    );
+  } else {
+    await child.waitFor(
+      "the tool to run",
+      (m): m is HarnessChildMessage => m.type === "tool-running",
+    );
+    await sleep(PROGRESS_WINDOW_MS + SLACK_MS); // its first output line is stored by now
+  }
+}
 
 /**
  * Runs the scenario's submission in a child, SIGKILLs it at the scenario's
@@ -49,9 +65,14 @@ const kinds = (entries: readonly EntryRecord[]): string => entries.map((e) => e.
 export async function runCrashScenario(
   options: HarnessCrashOptions,
   scenario: CrashScenario,
+  models: HarnessModelFactory = scriptedModels,
 ): Promise<void> {
   await withTempStorage(async (path) => {
-    const child = new HarnessChild(options.childModule, path, scenario, options.nodeArgs ?? []);
+    const id = scriptId(scenario);
+    const child = new HarnessChild(options.childModule, path, scenario, options.nodeArgs ?? [], {
+      ...(options.modelModule !== undefined ? { module: options.modelModule } : {}),
+      scriptId: id,
+    });
     let killedAt: number;
     let submitted: Extract<HarnessChildMessage, { type: "submitted" }>;
     try {
@@ -59,71 +80,21 @@ export async function runCrashScenario(
         "the submission",
         (m): m is typeof submitted => m.type === "submitted",
       );
-      if (scenario === "stream") {
-        await child.waitFor(
-          `${KILL_AFTER_CHARS} streamed characters`,
-          (m): m is HarnessChildMessage => m.type === "text" && m.length >= KILL_AFTER_CHARS,
-        );
-      } else {
-        await child.waitFor(
-          "the tool to run",
-          (m): m is HarnessChildMessage => m.type === "tool-running",
-        );
-        await sleep(PROGRESS_WINDOW_MS + SLACK_MS); // its first output line is stored by now
-      }
+      await untilMoment(child, scenario);
     } finally {
       killedAt = await child.kill();
     }
 
     // ---- what storage kept, before anything resumes ------------------------
-    const conversationId = ROOT_CONVERSATION_ID;
     const raw = await options.open(path);
+    let wait: StoredWait | undefined;
     try {
-      await checkTranscript(raw, conversationId, `${scenario}: after the kill`);
-      const entries = await storedEntries(raw, conversationId);
-      check(
-        entries[0]?.kind === "durably.user",
-        () =>
-          `${scenario}: the user entry (acknowledged before the kill) is missing; stored: ${kinds(entries)}`,
-      );
-      const live = (await storedDoc(raw, "durably.live", conversationId)) as Live | undefined;
-      check(
-        live?.run?.submissionId === submitted.submissionId,
-        () => `${scenario}: live.run lost: ${JSON.stringify(live?.run)}`,
-      );
-      if (scenario === "stream") {
-        check(
-          entries.length === 1,
-          () => `stream: only the user entry may be stored mid-stream; stored: ${kinds(entries)}`,
-        );
-        const stored = live.generation?.text ?? "";
-        check(
-          PREAMBLE.startsWith(stored),
-          () =>
-            `stream: stored partial text is not a prefix of the stream: ${JSON.stringify(stored.slice(0, 80))}`,
-        );
-        const mustHave = child.messages
-          .filter((m): m is Extract<HarnessChildMessage, { type: "text" }> => m.type === "text")
-          .filter((m) => m.at <= killedAt - PROGRESS_WINDOW_MS - SLACK_MS)
-          .reduce((max, m) => Math.max(max, m.length), 0);
-        check(
-          stored.length >= mustHave,
-          () =>
-            `stream: ${mustHave} characters were shown more than ${PROGRESS_WINDOW_MS + SLACK_MS} ms before the kill, but only ${stored.length} were stored`,
-        );
-      } else {
-        const name = scenario === "safe-tool" ? "fetch" : "charge";
-        check(
-          entries.length === 2,
-          () => `${scenario}: expected the user entry and the tool call; stored: ${kinds(entries)}`,
-        );
-        const slot = Object.values(live.tools)[0];
-        check(
-          slot?.toolName === name && slot.output === `${name}: step 1 of attempt 1\n`,
-          () =>
-            `${scenario}: the tool slot should hold the output stored before the kill; found ${JSON.stringify(slot)}`,
-        );
-      }
+      wait = await checkStoredAfterKill(raw, {
+        scenario,
+        submissionId: submitted.submissionId,
+        killedAt,
+        messages: child.messages,
+      });
     } finally {
       await raw.close();
     }
@@ -131,7 +102,7 @@ export async function runCrashScenario(
     // ---- resume in this process ---------------------------------------------
     const executed: [string, number][] = [];
     const harness = await Harness.open(await options.open(path), {
-      model: scenarioModel(scenario, "parent"),
+      model: models(scenarioScript(scenario, "parent", id)),
       tools: scenarioTools("parent", {
         running: () => undefined,
         executed: (n, a) => executed.push([n, a]),
@@ -163,6 +134,7 @@ export async function runCrashScenario(
           `${scenario}: the retried submit made submission ${again.id}, not ${submitted.submissionId}`,
       );
       const settled = await again.wait();
+      const settledAt = Date.now();
       await harness.whenIdle();
       check(
         settled.status === "done",
@@ -184,7 +156,21 @@ export async function runCrashScenario(
       );
       const result = entries[2]?.model?.[0];
       check(result?.role === "toolResult", () => `${scenario}: entry 3 is not a tool result`);
-      if (scenario === "stream") {
+      if (scenario === "retry-wait") {
+        check(
+          wait !== undefined && settledAt >= wait.retryAt,
+          () =>
+            `retry-wait: the run settled at ${settledAt}, before the stored wait ended at ${wait?.retryAt}`,
+        );
+        check(
+          !JSON.stringify(entries).includes(RETRY_FAILURE_TEXT),
+          () => "retry-wait: the failed attempt's partial output ended up in the transcript",
+        );
+        check(
+          result.content === "5" && !result.isError,
+          () => `retry-wait: tool result ${JSON.stringify(result)}`,
+        );
+      } else if (scenario === "stream") {
         check(
           result.content === "5" && !result.isError,
           () => `stream: tool result ${JSON.stringify(result)}`,
@@ -208,6 +194,7 @@ export async function runCrashScenario(
       } else {
         check(
           result.isError &&
+            typeof result.content === "string" &&
             result.content.startsWith("interrupted:") &&
             result.content.endsWith("Output so far:\ncharge: step 1 of attempt 1\n"),
           () =>
@@ -226,6 +213,7 @@ export async function runCrashScenario(
       check(
         view.live.run === null &&
           view.live.generation === null &&
+          view.live.retry === undefined &&
           Object.keys(view.live.tools).length === 0,
         () => `${scenario}: live is not idle after the run: ${JSON.stringify(view.live)}`,
       );

@@ -6,8 +6,12 @@ export const HARNESS_CHILD_ENV = "DURABLY_HARNESS_CHILD";
 export interface HarnessChildConfig {
   /** URL of the module exporting `open(path)`. */
   childModule: string;
+  /** URL of a module exporting `createModel(script)` (a `HarnessModelFactory`); default ScriptedModel. */
+  modelModule?: string;
   path: string;
   scenario: CrashScenario;
+  /** The scenario's script id (the parent resumes with the same). */
+  scriptId: string;
 }
 
 /** What the child reports, each with its `Date.now()`. Tagged so other IPC traffic is ignored. */
@@ -17,6 +21,8 @@ export type HarnessChildMessage = { durablyHarness: 1; at: number } & (
   /** A watch frame showed this much streamed text (published, not necessarily stored). */
   | { type: "text"; length: number }
   | { type: "tool-running"; name: string; attempt: number }
+  /** `live.retry` is stored: the generation waits to make `attempt` at `retryAt`. */
+  | { type: "retry-waiting"; attempt: number; retryAt: number }
   | { type: "failed"; error: string }
 );
 

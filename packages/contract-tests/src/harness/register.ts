@@ -1,7 +1,7 @@
 import type { StorageFactory } from "../storage/api.js";
 import { runCrashScenario, type HarnessCrashOptions } from "./crash-scenarios.js";
 import { harnessScenarios } from "./scenarios.js";
-import type { CrashScenario } from "./scripts.js";
+import { scriptedModels, type CrashScenario, type HarnessModelFactory } from "./scripts.js";
 
 /** The injected runner; `it` takes a timeout as its third argument (Vitest, Jest). */
 export interface HarnessTestApi {
@@ -16,6 +16,12 @@ export interface HarnessConformanceOptions {
   persistent?: boolean;
   /** The SIGKILL scenarios (persistent backends): a child process runs the harness and is killed. */
   crash?: HarnessCrashOptions;
+  /**
+   * The model the scenarios run (default: ScriptedModel). A model adapter
+   * passes a factory answering the same scripts through the adapter, and
+   * `crash.modelModule` for the child, so every scenario runs through it.
+   */
+  models?: HarnessModelFactory;
 }
 
 const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
@@ -31,18 +37,24 @@ const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
     scenario: "unsafe-tool",
     name: "killed during an unsafe tool: it gets an interrupted result with its output so far, never a rerun",
   },
+  {
+    scenario: "retry-wait",
+    name: "killed while waiting to retry a failed model call: the wait resumes, the run answers once, the failed attempt leaves no entry",
+  },
 ];
 
 /**
- * Registers the harness conformance suite for one backend: runs
- * through a real Harness over the adapter, and, with `crash`, runs killed
- * by SIGKILL at the three moments that matter and resumed on reopen.
+ * Registers the harness conformance suite for one backend: runs through a
+ * real Harness over the adapter, and, with `crash`, runs killed by SIGKILL
+ * at the four moments that matter (mid-stream, mid safe tool, mid unsafe
+ * tool, mid retry wait) and resumed on reopen.
  */
 export function registerHarnessConformance(
   api: HarnessTestApi,
   name: string,
   options: HarnessConformanceOptions,
 ): void {
+  const models = options.models ?? scriptedModels;
   api.describe(`${name} > harness`, () => {
     for (const scenario of harnessScenarios) {
       if (scenario.persistent && !options.persistent) continue;
@@ -54,7 +66,7 @@ export function registerHarnessConformance(
             throw new Error(
               `[harness] "${scenario.name}" needs reopen, but the factory did not pass it`,
             );
-          await scenario.run(storage, reopen);
+          await scenario.run(storage, reopen, models);
         });
         if (!ran)
           throw new Error(`[harness] the storage factory resolved without calling use(storage)`);
@@ -65,6 +77,6 @@ export function registerHarnessConformance(
   if (!crash) return;
   api.describe(`${name} > harness crashes (SIGKILL)`, () => {
     for (const { scenario, name: title } of CRASHES)
-      api.it(title, () => runCrashScenario(crash, scenario), 60_000);
+      api.it(title, () => runCrashScenario(crash, scenario, models), 60_000);
   });
 }

@@ -1,14 +1,16 @@
-import { Harness, ROOT_CONVERSATION_ID, ScriptedModel, type Storage } from "@durably/core";
+import { contentText, Harness, ROOT_CONVERSATION_ID, type Storage } from "@durably/core";
 import type { Reopen } from "../storage/api.js";
 import { check, checkTranscript, storedDoc } from "./invariants.js";
 import { livenessScenarios } from "./liveness-scenarios.js";
-import { scenarioTools } from "./scripts.js";
+import { modelScenarios } from "./model-scenarios.js";
+import { scenarioTools, scriptId, type HarnessModelFactory } from "./scripts.js";
 
 export interface HarnessScenario {
   readonly name: string;
   /** Needs `reopen` (a persistent adapter); skipped otherwise. */
   readonly persistent?: boolean;
-  run(storage: Storage, reopen: Reopen | undefined): Promise<void>;
+  /** `models` makes the scenario's model from its script (ScriptedModel unless the suite was given another). */
+  run(storage: Storage, reopen: Reopen | undefined, models: HarnessModelFactory): Promise<void>;
 }
 
 const tools = () =>
@@ -20,11 +22,14 @@ const kinds = (entries: readonly { kind: string }[]): string =>
 const runScenarios: readonly HarnessScenario[] = [
   {
     name: "a run with a tool call stores user, call, result and answer, and settles done",
-    async run(storage) {
-      const model = new ScriptedModel([
-        { text: "let me add", toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] },
-        { text: "2 + 3 = 5" },
-      ]);
+    async run(storage, _reopen, models) {
+      const model = models({
+        id: scriptId("tool-run"),
+        turns: [
+          { text: "let me add", toolCalls: [{ name: "add", arguments: { a: 2, b: 3 } }] },
+          { text: "2 + 3 = 5" },
+        ],
+      });
       const harness = await Harness.open(storage, { model, tools: tools() });
       try {
         const root = await harness.root();
@@ -41,7 +46,7 @@ const runScenarios: readonly HarnessScenario[] = [
         );
         const result = entries[2]?.model?.[0];
         check(
-          result?.role === "toolResult" && result.content === "5",
+          result?.role === "toolResult" && contentText(result.content) === "5",
           () => `result: ${JSON.stringify(result)}`,
         );
         await checkTranscript(storage, ROOT_CONVERSATION_ID, "after the run");
@@ -52,9 +57,13 @@ const runScenarios: readonly HarnessScenario[] = [
   },
   {
     name: "an input submitted while busy waits in the inbox and is answered next",
-    async run(storage) {
-      const model = new ScriptedModel([{ text: "first answer" }, { text: "second answer" }], {
-        chunkDelayMs: 1,
+    async run(storage, _reopen, models) {
+      const model = models({
+        id: scriptId("follow-up"),
+        // The first answer streams for about half a second, so the second input is still
+        // queued when the stored inbox is read, even on a slow backend on a busy machine.
+        turns: [{ text: `first answer ${"-".repeat(90)}` }, { text: "second answer" }],
+        options: { chunkSize: 1, chunkDelayMs: 5 },
       });
       const harness = await Harness.open(storage, { model });
       try {
@@ -91,11 +100,12 @@ const runScenarios: readonly HarnessScenario[] = [
   },
   {
     name: "streamed text is shown before it is stored and stored within the progress window",
-    async run(storage) {
+    async run(storage, _reopen, models) {
       const windowMs = 150;
-      const model = new ScriptedModel([{ text: "x".repeat(60) }], {
-        chunkSize: 1,
-        chunkDelayMs: 10,
+      const model = models({
+        id: scriptId("progress-window"),
+        turns: [{ text: "x".repeat(60) }],
+        options: { chunkSize: 1, chunkDelayMs: 10 },
       });
       const harness = await Harness.open(storage, {
         model,
@@ -145,12 +155,13 @@ const runScenarios: readonly HarnessScenario[] = [
   {
     name: "a requestId deduplicates across a reopen, and a closed harness resumes its run",
     persistent: true,
-    async run(storage, reopen) {
+    async run(storage, reopen, models) {
+      const id = scriptId("request-id");
       const model = () =>
-        new ScriptedModel([
-          { toolCalls: [{ name: "fetch", arguments: { amount: 1 } }] },
-          { text: "done" },
-        ]);
+        models({
+          id,
+          turns: [{ toolCalls: [{ name: "fetch", arguments: { amount: 1 } }] }, { text: "done" }],
+        });
       const first = await Harness.open(storage, { model: model(), tools: tools() });
       const root = await first.root();
       const submitted = await root.submit({ type: "input", content: "q", requestId: "same" });
@@ -180,5 +191,9 @@ const runScenarios: readonly HarnessScenario[] = [
   },
 ];
 
-/** Every in-process harness scenario: runs, then the liveness ones (nothing waits forever). */
-export const harnessScenarios: readonly HarnessScenario[] = [...runScenarios, ...livenessScenarios];
+/** Every in-process harness scenario: runs, model failures and names, then liveness (nothing waits forever). */
+export const harnessScenarios: readonly HarnessScenario[] = [
+  ...runScenarios,
+  ...modelScenarios,
+  ...livenessScenarios,
+];

@@ -1,7 +1,50 @@
-import { defineTool, ScriptedModel, type JsonObject, type Tool, type ToolApi } from "@durably/core";
+import {
+  defineTool,
+  ScriptedModel,
+  type JsonObject,
+  type Model,
+  type ScriptedModelOptions,
+  type ScriptedTurn,
+  type Tool,
+  type ToolApi,
+} from "@durably/core";
 
 /** The crash scenarios: where the child is when it is killed. */
-export type CrashScenario = "stream" | "safe-tool" | "unsafe-tool";
+export type CrashScenario = "stream" | "safe-tool" | "unsafe-tool" | "retry-wait";
+
+/**
+ * What a scenario's model answers: scripted turns (`ScriptedModel`'s
+ * rules), and how fast they stream. `id` is unique per scenario run and
+ * the same in a crash child and in the parent that resumes it, so a model
+ * server can count scripted failures across both processes.
+ */
+export interface ModelScript {
+  readonly id: string;
+  readonly turns: readonly ScriptedTurn[];
+  readonly options?: ScriptedModelOptions;
+}
+
+/**
+ * Makes the model a scenario runs: by default a `ScriptedModel`; a model
+ * adapter's tests pass one that answers the same script through the
+ * adapter (e.g. over a local HTTP server), so the whole harness suite runs
+ * through it.
+ */
+export type HarnessModelFactory = (script: ModelScript) => Model;
+
+export const scriptedModels: HarnessModelFactory = (script) =>
+  new ScriptedModel(script.turns, script.options);
+
+/** A fresh script id. */
+export function scriptId(name: string): string {
+  return `${name}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** The retry settings of a crash child: a wait long enough to be killed in, whatever the jitter. */
+export const CHILD_RETRY = { initialDelayMs: 4_000, maxDelayMs: 8_000 };
+
+/** The failure that sends the "retry-wait" child into its retry wait (a partial answer, then a cut). */
+export const RETRY_FAILURE_TEXT = "a partial answer the failure cuts short ";
 
 export const REQUEST_ID = "crash-question";
 export const QUESTION = "What is 2+3?";
@@ -13,26 +56,37 @@ export const PREAMBLE_WORDS = 400;
 export const PREAMBLE = Array.from({ length: PREAMBLE_WORDS }, (_, i) => `w${i} `).join("");
 
 /**
- * The scripted model of a scenario: turn 1 (streamed) calls a tool, turn 2
+ * The script of a crash scenario: turn 1 (streamed) calls a tool, turn 2
  * answers. The child streams slowly so it can be killed mid-stream; the
- * parent, resuming, streams at full speed. Which turn answers depends only
- * on the request (ScriptedModel), so a rerun after the kill gets the same one.
+ * parent, resuming, streams at full speed. In "retry-wait" the child's
+ * first call fails retryably (after a partial answer), so the child is
+ * killed while it waits to retry; the parent's script has no failure.
+ * Which turn answers depends only on the request, so a rerun after the
+ * kill gets the same one.
  */
-export function scenarioModel(scenario: CrashScenario, side: "child" | "parent"): ScriptedModel {
-  const tool = scenario === "stream" ? "add" : scenario === "safe-tool" ? "fetch" : "charge";
-  const args: JsonObject = scenario === "stream" ? { a: 2, b: 3 } : { amount: 5 };
-  return new ScriptedModel(
-    [
-      {
-        text: scenario === "stream" ? PREAMBLE : "calling ",
-        toolCalls: [{ name: tool, arguments: args }],
-      },
-      { text: "2 + 3 = 5" },
-    ],
-    side === "child" && scenario === "stream"
-      ? { chunkSize: 3, chunkDelayMs: 3 }
-      : { chunkSize: 3 },
-  );
+export function scenarioScript(
+  scenario: CrashScenario,
+  side: "child" | "parent",
+  id: string,
+): ModelScript {
+  const tool = scenario === "safe-tool" ? "fetch" : scenario === "unsafe-tool" ? "charge" : "add";
+  const args: JsonObject = tool === "add" ? { a: 2, b: 3 } : { amount: 5 };
+  const first: ScriptedTurn = {
+    text: scenario === "stream" ? PREAMBLE : "calling ",
+    toolCalls: [{ name: tool, arguments: args }],
+  };
+  if (scenario === "retry-wait" && side === "child")
+    first.failures = [
+      { message: "overloaded", retryable: true, kind: "transient", text: RETRY_FAILURE_TEXT },
+    ];
+  return {
+    id,
+    turns: [first, { text: "2 + 3 = 5" }],
+    options:
+      side === "child" && scenario === "stream"
+        ? { chunkSize: 3, chunkDelayMs: 3 }
+        : { chunkSize: 3 },
+  };
 }
 
 /** Hooks the child's tools call so the parent knows when to kill. */

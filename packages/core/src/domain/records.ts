@@ -3,19 +3,38 @@ import type { Json, JsonObject } from "./json.js";
 
 /** Model messages stored in an entry's `model` field. */
 export type TextPart = { type: "text"; text: string };
-export type ToolCallPart = { type: "toolCall"; id: string; name: string; arguments: JsonObject };
+/** An image for the model: base64 `data` (no `data:` prefix) of `mediaType`, e.g. "image/png". */
+export type ImagePart = { type: "image"; mediaType: string; data: string };
+/** What user and tool-result messages may hold besides a plain string. */
+export type ContentPart = TextPart | ImagePart;
+/**
+ * The model's reasoning ("thinking"), kept on its assistant message.
+ * `providerMetadata` is what the provider needs to accept it back (a
+ * signature, say); never credentials.
+ */
+export type ReasoningPart = { type: "reasoning"; text: string; providerMetadata?: JsonObject };
+export type ToolCallPart = {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: JsonObject;
+  /** What the provider attached to the call and needs back with it (e.g. a thought signature). */
+  providerMetadata?: JsonObject;
+};
 export type StopReason = "stop" | "toolUse" | "length" | "error" | "aborted";
-export type UserMessage = { role: "user"; content: string };
+/** `content` is a string (every message stored before content parts existed) or parts. */
+export type UserMessage = { role: "user"; content: string | ContentPart[] };
+/** Parts in the order the model produced them. */
 export type AssistantMessage = {
   role: "assistant";
-  content: (TextPart | ToolCallPart)[];
+  content: (TextPart | ReasoningPart | ToolCallPart)[];
   stopReason: StopReason;
 };
 export type ToolResultMessage = {
   role: "toolResult";
   toolCallId: string;
   toolName: string;
-  content: string;
+  content: string | ContentPart[];
   isError: boolean;
 };
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;

@@ -1,8 +1,9 @@
 import { ConversationBusy, UnknownRecord } from "../domain/errors.js";
 import type { ConversationId, EntryId, SubmissionId, TaskId } from "../domain/ids.js";
 import { jsonEqual } from "../domain/json.js";
-import type { EntryRecord, SubmissionRecord } from "../domain/records.js";
+import type { ContentPart, EntryRecord, SubmissionRecord } from "../domain/records.js";
 import type { CallOptions, Cursor } from "../storage/port.js";
+import { checkContent } from "./content.js";
 import type { HarnessContext } from "./harness-context.js";
 import { InboxDoc } from "./inbox.js";
 import { LiveDoc } from "./live.js";
@@ -18,8 +19,10 @@ import {
 /** What `conversation.submit` takes. */
 export interface SubmitInput {
   type: "input";
-  /** The user's message. */
-  content: string;
+  /** The user's message: text, or text and image parts. */
+  content: string | ContentPart[];
+  /** The name of the model (of `Harness.open`'s `models`) that answers it; default "default". */
+  model?: string;
   /** Makes the submit idempotent: a retry (even after a restart) returns the existing submission. */
   requestId?: string;
   /** When the conversation is answering something: queue a follow-up (default) or throw `ConversationBusy`. */
@@ -28,22 +31,28 @@ export interface SubmitInput {
 
 const PAGE = 256;
 
-function checkSubmit(input: SubmitInput): void {
+const SUBMIT_FIELDS = ["type", "content", "model", "requestId", "whenBusy"];
+
+/** Checks a submit input; returns its content, copied (a string, or checked parts). */
+function checkSubmit(input: SubmitInput, models: ReadonlySet<string>): string | ContentPart[] {
   if (typeof input !== "object" || input === null)
     throw new TypeError("submit: the input must be an object");
   const i = input as unknown as Record<string, unknown>;
   for (const key of Object.keys(i))
-    if (!["type", "content", "requestId", "whenBusy"].includes(key))
-      throw new TypeError(
-        `submit: ${key} is not a submit field (type, content, requestId, whenBusy)`,
-      );
+    if (!SUBMIT_FIELDS.includes(key))
+      throw new TypeError(`submit: ${key} is not a submit field (${SUBMIT_FIELDS.join(", ")})`);
   if (i.type !== "input")
     throw new TypeError(`submit: type must be "input", got ${JSON.stringify(i.type)}`);
-  if (typeof i.content !== "string") throw new TypeError("submit: content must be a string");
+  const content = checkContent(i.content, "submit: content");
+  if (i.model !== undefined && (typeof i.model !== "string" || !models.has(i.model)))
+    throw new TypeError(
+      `submit: model ${JSON.stringify(i.model)} is not one of the harness's models (${[...models].map((m) => `"${m}"`).join(", ")})`,
+    );
   if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
     throw new TypeError("submit: requestId must be a non-empty string");
   if (i.whenBusy !== undefined && i.whenBusy !== "followUp" && i.whenBusy !== "reject")
     throw new TypeError('submit: whenBusy must be "followUp" or "reject"');
+  return content;
 }
 
 /** A handle on one conversation of a harness. */
@@ -63,9 +72,9 @@ export class Conversation {
    * Starts the scheduler.
    */
   async submit(input: SubmitInput, options?: CallOptions): Promise<Submission> {
-    checkSubmit(input);
+    const content = checkSubmit(input, this.harness.modelNames);
     const { session, generation } = this.harness;
-    const { content, requestId } = input;
+    const { requestId, model } = input;
     const record = await session.commit(async (tx): Promise<SubmissionRecord> => {
       if (requestId !== undefined) {
         const existing = await tx.submissionByRequest(this.id, requestId);
@@ -90,10 +99,14 @@ export class Conversation {
       });
       if (busy !== null) {
         const inbox = await tx.doc(InboxDoc, this.id);
-        inbox.queued.push({ submissionId: created.id, content });
+        inbox.queued.push({
+          submissionId: created.id,
+          content,
+          ...(model !== undefined ? { model } : {}),
+        });
         return created;
       }
-      return placeInput(tx, generation, live, this.id, created.id, content);
+      return placeInput(tx, generation, live, this.id, created.id, content, model);
     }, options);
     await this.harness.resume(options);
     return new Submission(this.harness, record);

@@ -1,6 +1,6 @@
 import type { SubmissionId, TaskId } from "../domain/ids.js";
 import type { JsonObject } from "../domain/json.js";
-import type { AssistantMessage, ToolResultMessage } from "../domain/records.js";
+import type { AssistantMessage, ContentPart, ToolResultMessage } from "../domain/records.js";
 import type { AppendEntryInput } from "../session/transaction.js";
 import type { ModelUsage } from "./model.js";
 
@@ -10,7 +10,10 @@ export const ASSISTANT_ENTRY = "durably.assistant";
 export const TOOL_RESULT_ENTRY = "durably.tool-result";
 
 /** A placed input: the user's message, tagged with its submission. */
-export function userEntry(submissionId: SubmissionId, content: string): AppendEntryInput {
+export function userEntry(
+  submissionId: SubmissionId,
+  content: string | ContentPart[],
+): AppendEntryInput {
   return {
     kind: USER_ENTRY,
     model: [{ role: "user", content }],
@@ -25,7 +28,15 @@ export function assistantEntry(
   usage?: ModelUsage,
 ): AppendEntryInput {
   const data: JsonObject = {};
-  if (usage) data.usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+  if (usage) {
+    const { inputTokens, outputTokens, cachedInputTokens, reasoningTokens } = usage;
+    data.usage = {
+      inputTokens,
+      outputTokens,
+      ...(cachedInputTokens !== undefined ? { cachedInputTokens } : {}),
+      ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    };
+  }
   return {
     kind: ASSISTANT_ENTRY,
     model: [message],

@@ -1,51 +1,59 @@
 import type { ConversationId, EntryId, SubmissionId, TaskId } from "../domain/ids.js";
-import type { Json, JsonObject } from "../domain/json.js";
-import type {
-  AssistantMessage,
-  EntryRecord,
-  StopReason,
-  SubmissionRecord,
-  TaskOutcome,
-  TaskRecord,
-  TextPart,
-  ToolCallPart,
-} from "../domain/records.js";
+import type { ErrorInfo, EntryRecord, SubmissionRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
-import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
+import type { TaskRuntime } from "../tasks/runtime.js";
 import { deriveContext } from "./context.js";
 import { assistantEntry } from "./entries.js";
-import { InboxDoc } from "./inbox.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
-import type { Model, ModelEvent } from "./model.js";
-import { placeInput, type GenerationInput } from "./placement.js";
-import { ProgressWriter } from "./progress.js";
+import type { Model, ModelError, ModelRequest, ModelSettings } from "./model.js";
+import { callModel, type CallEnd } from "./model-call.js";
+import { DEFAULT_MODEL } from "./models.js";
+import type { GenerationInput } from "./placement.js";
+import { retryDelay, type RetryPolicy } from "./retry-policy.js";
+import { finishRun, UNKNOWN_MODEL } from "./run-settlement.js";
 import type { Tool } from "./tool.js";
 import type { ToolTaskInput } from "./tool-task.js";
 
 export const GENERATION_TASK = "durably.generation";
 
-/** One model call per round; a round with tool calls waits for their tasks, then the next round runs. */
-export type GenerationCheckpoint = { phase: "stream"; round: number };
+/** The failure that made a generation wait, as its checkpoint and the live view keep it. */
+export type RetryCause = { message: string; code?: string; kind?: string };
+
+/**
+ * One model call per round, retried on retryable failures; a round with
+ * tool calls waits for their tasks, then the next round runs.
+ * - `stream`: call the model (`attempt` of the round; absent means 1);
+ * - `retry`: attempt `attempt` starts at `retryAt` (session clock), after
+ *   the failure `error`. Committed before the wait, so a process killed
+ *   during it resumes the wait and counts the attempts already made.
+ */
+export type GenerationCheckpoint =
+  | { phase: "stream"; round: number; attempt?: number }
+  | { phase: "retry"; round: number; attempt: number; retryAt: number; error: RetryCause };
 
 export interface GenerationDeps {
   readonly session: Session;
-  readonly model: Model;
+  readonly models: ReadonlyMap<string, Model>;
   readonly tools: ReadonlyMap<string, Tool>;
   readonly toolTask: TaskDefinition<
     ToolTaskInput,
     { phase: "start" } | { phase: "running"; attempt: number }
   >;
+  /** The assembled instructions, sent as `system` (code: never stored). */
+  readonly system?: string;
+  /** Sent with every request. */
+  readonly settings?: ModelSettings;
+  readonly retry: RetryPolicy;
+  /** For the retry jitter (tests pin it). */
+  readonly random?: () => number;
 }
 
-/** What the generation's final commit tells `onTerminal`. */
-type Answered = { answer: number };
+type Runtime = TaskRuntime<GenerationInput, GenerationCheckpoint>;
 
-type Progress =
-  | { type: "begin" }
-  | { type: "text"; delta: string }
-  | { type: "toolCall"; call: { id: string; name: string; arguments: JsonObject } };
+/** What a failed model call's outcome stores (the submission's `detail`). */
+type ModelErrorInfo = ErrorInfo & Omit<ModelError, "message" | "code"> & { attempts?: number };
 
 const PAGE = 256;
 
@@ -67,19 +75,134 @@ export async function loadContext(session: Session, conversationId: Conversation
   return deriveContext(entries);
 }
 
+function causeOf(error: ModelError): RetryCause {
+  return {
+    message: error.message,
+    ...(error.code !== undefined ? { code: error.code } : {}),
+    ...(error.kind !== undefined ? { kind: error.kind } : {}),
+  };
+}
+
 /**
  * `durably.generation`: answers one submission. Each round renders the
- * context, streams the model (partials go to `durably.live` as deferred
+ * context, calls the model (partials go to `durably.live` as deferred
  * commits), then in ONE commit appends the assistant entry, creates one
  * tool task per call with its live slot and waits on them. A round without
  * calls ends the task; `onTerminal` settles the submission and places the
- * next queued input, in that same commit.
+ * next queued input, in that same commit. A retryable failure commits a
+ * `retry` checkpoint and waits; a final one ends the task `failed`.
  */
 export function createGenerationTask(
   deps: GenerationDeps,
 ): TaskDefinition<GenerationInput, GenerationCheckpoint> {
-  const { session, model, tools, toolTask } = deps;
+  const { session, models, tools, toolTask, retry } = deps;
   const specs = [...tools.values()].map((tool) => tool.spec);
+  const random = deps.random ?? Math.random;
+
+  /** The commit that ends the run `failed` with the model's error (keeping what streamed, calls left out). */
+  async function fail(rt: Runtime, end: CallEnd | undefined, error: ModelErrorInfo): Promise<void> {
+    const conversationId = rt.task.conversationId;
+    await rt.commit(async (tx) => {
+      const content = end?.draft.withoutCalls() ?? [];
+      if (content.length > 0)
+        await tx.appendEntry(
+          conversationId,
+          assistantEntry(rt.taskId, { role: "assistant", content, stopReason: "error" }),
+        );
+      return { status: "terminal", outcome: { kind: "failed", error } };
+    });
+  }
+
+  /** A failed call: wait and retry when it may help and attempts are left, else fail the run. */
+  async function failedCall(
+    rt: Runtime,
+    end: Extract<CallEnd, { type: "error" }>,
+    round: number,
+    attempt: number,
+  ): Promise<void> {
+    const { error } = end;
+    const next = attempt + 1;
+    const retryable = error.retryable === true && next <= retry.maxAttempts;
+    const delay = retryable ? retryDelay(retry, next, error.retryAfterMs, random) : undefined;
+    if (delay !== undefined) {
+      const retryAt = rt.now() + delay;
+      const cause = causeOf(error);
+      await rt.commit(async (tx) => {
+        const live = await tx.doc(LiveDoc, rt.task.conversationId);
+        // The failed attempt's partial output is dropped: it is not an answer.
+        if (live.generation?.taskId === rt.taskId) live.generation = null;
+        live.retry = {
+          taskId: rt.taskId,
+          attempt: next,
+          maxAttempts: retry.maxAttempts,
+          retryAt,
+          error: cause,
+        };
+        return { phase: "retry", round, attempt: next, retryAt, error: cause };
+      });
+      return;
+    }
+    const tooLong =
+      retryable && error.retryAfterMs !== undefined
+        ? ` (the provider asked to wait ${Math.ceil(error.retryAfterMs / 1000)} s before trying again, longer than settings.retry.maxDelayMs, ${Math.ceil(retry.maxDelayMs / 1000)} s, so it was not retried)`
+        : "";
+    const { message, code, ...rest } = error;
+    await fail(rt, end, {
+      name: "ModelError",
+      message: `${message}${tooLong}`,
+      ...(code !== undefined ? { code } : {}),
+      ...rest,
+      attempts: attempt,
+    });
+  }
+
+  /** A complete answer: the assistant entry, and the round's tool tasks, in one commit. */
+  async function answer(rt: Runtime, end: Extract<CallEnd, { type: "done" }>): Promise<void> {
+    const conversationId = rt.task.conversationId;
+    const calls = end.draft.calls();
+    await rt.commit(async (tx, current) => {
+      const live = await tx.doc(LiveDoc, conversationId);
+      const entry = await tx.appendEntry(
+        conversationId,
+        assistantEntry(
+          rt.taskId,
+          {
+            role: "assistant",
+            content: end.draft.content(),
+            stopReason: calls.length > 0 ? "toolUse" : end.stopReason,
+          },
+          end.usage,
+        ),
+      );
+      live.generation = null;
+      if (calls.length === 0)
+        return { status: "terminal", outcome: { kind: "completed", value: { answer: entry.id } } };
+      const on: TaskId[] = [];
+      for (const call of calls) {
+        const toolTaskId = await tx.createTask(
+          toolTask,
+          { toolCallId: call.id, toolName: call.name, arguments: call.arguments },
+          { ownership: { kind: "task", taskId: rt.taskId } },
+        );
+        const slot: LiveToolSlot = {
+          taskId: toolTaskId,
+          toolCallId: call.id,
+          toolName: call.name,
+          status: "pending",
+          attempt: 0,
+          output: "",
+        };
+        live.tools[String(toolTaskId)] = slot;
+        on.push(toolTaskId);
+      }
+      return {
+        status: "waiting",
+        checkpoint: { phase: "stream", round: current.checkpoint.round + 1 },
+        on,
+        policy: "allSettled",
+      };
+    });
+  }
 
   const definition: TaskDefinition<GenerationInput, GenerationCheckpoint> = defineTask<
     GenerationInput,
@@ -90,130 +213,38 @@ export function createGenerationTask(
     initial: () => ({ phase: "stream", round: 1 }),
     phases: {
       stream: async (task, rt) => {
-        const conversationId = task.conversationId;
-        const taskId = task.id;
-        const messages = await loadContext(session, conversationId);
-        const progress = new ProgressWriter<Progress>(session, async (tx, items) => {
-          const live = await tx.doc(LiveDoc, conversationId);
-          let text = "";
-          const flushText = (): void => {
-            if (text !== "" && live.generation?.taskId === taskId) live.generation.text += text;
-            text = "";
-          };
-          for (const item of items) {
-            if (item.type === "text") {
-              text += item.delta;
-              continue;
-            }
-            flushText();
-            if (item.type === "begin") live.generation = { taskId, text: "", toolCalls: [] };
-            else if (live.generation?.taskId === taskId) live.generation.toolCalls.push(item.call);
-          }
-          flushText();
-        });
-        void progress.push({ type: "begin" }).catch(() => undefined);
-
-        let text = "";
-        const calls: ToolCallPart[] = [];
-        let end: Extract<ModelEvent, { type: "done" | "error" }> | undefined;
-        try {
-          for await (const event of model.stream(
-            { messages, tools: specs },
-            { signal: rt.signal },
-          )) {
-            if (event.type === "text") {
-              if (event.delta === "") continue;
-              text += event.delta;
-              void progress.push({ type: "text", delta: event.delta }).catch(() => undefined);
-            } else if (event.type === "toolCall") {
-              const call: ToolCallPart = {
-                type: "toolCall",
-                id: event.id,
-                name: event.name,
-                arguments: event.arguments,
-              };
-              calls.push(call);
-              void progress
-                .push({
-                  type: "toolCall",
-                  call: { id: call.id, name: call.name, arguments: call.arguments },
-                })
-                .catch(() => undefined);
-            } else {
-              end = event;
-              break;
-            }
-          }
-        } finally {
-          await progress.settle().catch(() => undefined); // ordered before whatever commits next
-        }
-        end ??= { type: "error", message: "the model stream ended without a done or error event" };
-        rt.signal.throwIfAborted();
-
-        const content: (TextPart | ToolCallPart)[] = text === "" ? [] : [{ type: "text", text }];
-        if (end.type === "error") {
-          await rt.commit(async (tx) => {
-            // Text only: calls of a failed turn never reach the transcript without their tasks.
-            if (content.length > 0)
-              await tx.appendEntry(
-                conversationId,
-                assistantEntry(taskId, { role: "assistant", content, stopReason: "error" }),
-              );
-            return {
-              status: "terminal",
-              outcome: {
-                kind: "failed",
-                error: {
-                  name: "ModelError",
-                  message: end.message,
-                  ...(end.code !== undefined ? { code: end.code } : {}),
-                },
-              },
-            };
+        const { round } = task.checkpoint;
+        const attempt = task.checkpoint.attempt ?? 1;
+        const name = task.input.model ?? DEFAULT_MODEL;
+        const model = models.get(name);
+        if (!model)
+          return fail(rt, undefined, {
+            name: "UnknownModel",
+            message: `the run asks for model "${name}", which this harness does not have (it has ${[...models.keys()].map((n) => `"${n}"`).join(", ")})`,
+            code: UNKNOWN_MODEL,
           });
-          return;
-        }
-        await rt.commit(async (tx, current) => {
-          const live = await tx.doc(LiveDoc, conversationId);
-          const message: AssistantMessage = {
-            role: "assistant",
-            content: [...content, ...calls],
-            stopReason: calls.length > 0 ? "toolUse" : end.stopReason,
-          };
-          const entry = await tx.appendEntry(
-            conversationId,
-            assistantEntry(taskId, message, end.usage),
-          );
-          live.generation = null;
-          if (calls.length === 0)
-            return {
-              status: "terminal",
-              outcome: { kind: "completed", value: { answer: entry.id } },
-            };
-          const on: TaskId[] = [];
-          for (const call of calls) {
-            const toolTaskId = await tx.createTask(
-              toolTask,
-              { toolCallId: call.id, toolName: call.name, arguments: call.arguments },
-              { ownership: { kind: "task", taskId } },
-            );
-            const slot: LiveToolSlot = {
-              taskId: toolTaskId,
-              toolCallId: call.id,
-              toolName: call.name,
-              status: "pending",
-              attempt: 0,
-              output: "",
-            };
-            live.tools[String(toolTaskId)] = slot;
-            on.push(toolTaskId);
-          }
-          return {
-            status: "waiting",
-            checkpoint: { phase: "stream", round: current.checkpoint.round + 1 },
-            on,
-            policy: "allSettled",
-          };
+        const request: ModelRequest = {
+          ...(deps.system !== undefined ? { system: deps.system } : {}),
+          messages: await loadContext(session, task.conversationId),
+          tools: specs,
+          ...(deps.settings !== undefined ? { settings: deps.settings } : {}),
+          conversationId: task.conversationId,
+        };
+        const end = await callModel(session, model, request, rt.taskId, attempt, rt.signal);
+        rt.signal.throwIfAborted();
+        if (end.type === "error") return failedCall(rt, end, round, attempt);
+        return answer(rt, end);
+      },
+      retry: async (task, rt) => {
+        const { round, attempt, retryAt } = task.checkpoint as Extract<
+          GenerationCheckpoint,
+          { phase: "retry" }
+        >;
+        await rt.sleep(Math.max(0, retryAt - rt.now()));
+        await rt.commit(async (tx) => {
+          const live = await tx.doc(LiveDoc, task.conversationId);
+          if (live.retry?.taskId === rt.taskId) delete live.retry;
+          return { phase: "stream", round, attempt };
         });
       },
     },
@@ -227,78 +258,4 @@ export function createGenerationTask(
       finishRun(tx, task, definition, submission as SubmissionRecord | null),
   });
   return definition;
-}
-
-function settlementOf(
-  task: TaskRecord,
-): { status: "done"; answer: EntryId } | { status: "unanswered"; reason: string; detail?: Json } {
-  const outcome = (task.state as { outcome: TaskOutcome }).outcome;
-  switch (outcome.kind) {
-    case "completed":
-      return { status: "done", answer: (outcome.value as Answered).answer as EntryId };
-    case "failed":
-      return { status: "unanswered", reason: "model-error", detail: { ...outcome.error } };
-    case "aborted":
-      return {
-        status: "unanswered",
-        reason: "aborted",
-        ...(outcome.reason !== undefined ? { detail: { reason: outcome.reason } } : {}),
-      };
-    case "faulted":
-      return { status: "unanswered", reason: "faulted", detail: { ...outcome.error } };
-    case "orphaned":
-      return {
-        status: "unanswered",
-        reason: "orphaned",
-        ...(outcome.reason !== undefined ? { detail: { reason: outcome.reason } } : {}),
-      };
-  }
-}
-
-/**
- * Inside the commit that ends a generation: keep the partial text of an
- * aborted or faulted turn (text only, never calls), clear the live slot,
- * settle the submission (unless it is settled already: an app that settled
- * it itself keeps its settlement), and place the next queued input, if any.
- * `submission` is the submission as the commit found it before writing.
- */
-async function finishRun(
-  tx: Transaction,
-  task: TaskRecord,
-  generation: TaskDefinition<GenerationInput, GenerationCheckpoint>,
-  submission: SubmissionRecord | null,
-): Promise<void> {
-  const conversationId = task.conversationId;
-  const live = await tx.doc(LiveDoc, conversationId);
-  const settlement = settlementOf(task);
-  const partial = live.generation?.taskId === task.id ? live.generation.text : "";
-  if (partial !== "" && settlement.status === "unanswered" && settlement.reason !== "model-error") {
-    const stopReason: StopReason = settlement.reason === "aborted" ? "aborted" : "error";
-    await tx.appendEntry(
-      conversationId,
-      assistantEntry(task.id, {
-        role: "assistant",
-        content: [{ type: "text", text: partial }],
-        stopReason,
-      }),
-    );
-  }
-  if (live.generation?.taskId === task.id) live.generation = null;
-  if (submission?.status === "queued" || submission?.status === "placed")
-    await tx.settleSubmission(submission.id, settlement);
-  if (live.run?.taskId !== task.id) return;
-  const inbox = await tx.doc(InboxDoc, conversationId);
-  const next = inbox.queued.shift();
-  if (!next) {
-    live.run = null;
-    return;
-  }
-  await placeInput(
-    tx,
-    generation,
-    live,
-    conversationId,
-    next.submissionId as SubmissionId,
-    next.content,
-  );
 }

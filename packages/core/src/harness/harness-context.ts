@@ -14,6 +14,8 @@ export interface HarnessContext {
   readonly scheduler: Scheduler;
   readonly generation: TaskDefinition<GenerationInput, GenerationCheckpoint>;
   readonly onListenerError: ListenerErrorHandler;
+  /** The names of the harness's models (a submit may name one). */
+  readonly modelNames: ReadonlySet<string>;
   /** Starts the scheduler if it is not running (idempotent). */
   resume(options?: CallOptions): Promise<void>;
   /** Resolves with the submission once it is settled (done or unanswered). */

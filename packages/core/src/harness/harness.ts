@@ -8,7 +8,11 @@ import { Scheduler } from "../tasks/scheduler.js";
 import { Conversation } from "./conversation.js";
 import { createGenerationTask } from "./generation-task.js";
 import type { HarnessContext } from "./harness-context.js";
-import type { Model } from "./model.js";
+import { copyJson } from "../domain/json.js";
+import { assembleInstructions, type Instructions } from "./instructions.js";
+import type { Model, ModelSettings } from "./model.js";
+import { modelsByName } from "./models.js";
+import { retryPolicy, type RetrySettings } from "./retry-policy.js";
 import { toolsByName, type Tool } from "./tool.js";
 import { reconcile } from "./reconcile.js";
 import { createToolTask } from "./tool-task.js";
@@ -16,16 +20,49 @@ import { createToolTask } from "./tool-task.js";
 export interface HarnessSettings extends SessionSettings {
   /** Most tasks (generations and tool calls) running at once. Default 32. */
   concurrency?: number;
+  /** Sent with every model request as `settings` (which keys a model takes, its adapter says). */
+  model?: ModelSettings;
+  /** Durable retry of failed model calls (`maxAttempts` 5, `initialDelayMs` 1,000, `maxDelayMs` 30,000). */
+  retry?: RetrySettings;
 }
 
 export interface HarnessOptions extends CallOptions {
-  model: Model;
+  /** The model; the same as `models: { default: model }`. */
+  model?: Model;
+  /** Models by name; "default" answers every input that names no other (`submit({ model })`). */
+  models?: Readonly<Record<string, Model>>;
   tools?: readonly Tool[];
+  /**
+   * What the model is told first, sent as `system` with every request: a
+   * string, or sections `[{ id, text }]` joined in order. Code, not data:
+   * never stored, so a changed text applies from the next model call on.
+   */
+  instructions?: Instructions;
   settings?: HarnessSettings;
   /** Milliseconds since the epoch (tasks stamp it). Default `Date.now`. */
   clock?: () => number;
   /** Where errors of watchers and of the scheduler go (default: console.error). */
   onError?: ListenerErrorHandler;
+}
+
+/** The options `open` checked, in the form the tasks use. */
+interface Checked {
+  models: Map<string, Model>;
+  system: string | undefined;
+  settings: ModelSettings | undefined;
+  retry: ReturnType<typeof retryPolicy>;
+}
+
+function checkOptions(options: HarnessOptions): Checked {
+  const models = modelsByName(options);
+  toolsByName(options.tools ?? []);
+  const system = assembleInstructions(options.instructions, "Harness.open: options.instructions");
+  const model = options.settings?.model;
+  if (model !== undefined && (typeof model !== "object" || model === null || Array.isArray(model)))
+    throw new TypeError("Harness.open: settings.model must be an object of model settings");
+  const settings =
+    model === undefined ? undefined : (copyJson(model, "settings.model") as ModelSettings);
+  return { models, system, settings, retry: retryPolicy(options.settings?.retry) };
 }
 
 interface SettleWaiter {
@@ -53,12 +90,20 @@ export class Harness {
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
-  private constructor(session: Session, options: HarnessOptions) {
+  private constructor(session: Session, options: HarnessOptions, checked: Checked) {
     this.session = session;
     const onError = options.onError ?? reportToConsole;
     const tools = toolsByName(options.tools ?? []);
     const toolTask = createToolTask({ session, tools });
-    const generation = createGenerationTask({ session, model: options.model, tools, toolTask });
+    const generation = createGenerationTask({
+      session,
+      models: checked.models,
+      tools,
+      toolTask,
+      retry: checked.retry,
+      ...(checked.system !== undefined ? { system: checked.system } : {}),
+      ...(checked.settings !== undefined ? { settings: checked.settings } : {}),
+    });
     this.scheduler = new Scheduler(session, [generation, toolTask], {
       ...(options.settings?.concurrency !== undefined
         ? { concurrency: options.settings.concurrency }
@@ -76,6 +121,7 @@ export class Harness {
       scheduler: this.scheduler,
       generation,
       onListenerError: onError,
+      modelNames: new Set(checked.models.keys()),
       resume: (o) => this.resume(o),
       settled: (id, o) => this.settled(id, o),
     };
@@ -85,17 +131,14 @@ export class Harness {
   static async open(storage: Storage, options: HarnessOptions): Promise<Harness> {
     if (typeof options !== "object" || options === null)
       throw new TypeError("Harness.open: options must be an object with a model");
-    const model = options.model as Partial<Model> | undefined;
-    if (typeof model?.stream !== "function")
-      throw new TypeError("Harness.open: options.model must implement stream(request, { signal })");
     if (options.clock !== undefined && typeof options.clock !== "function")
       throw new TypeError("Harness.open: options.clock must be a function returning milliseconds");
-    // Check the tools before anything opens: a bad definition stores nothing.
-    toolsByName(options.tools ?? []);
+    // Check everything before anything opens: a bad option stores nothing.
+    const checked = checkOptions(options);
     const session = await Session.open(storage, {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.settings ? { settings: options.settings } : {}),
+      ...(options.settings?.progress ? { settings: { progress: options.settings.progress } } : {}),
       ...(options.onError ? { onListenerError: options.onError } : {}),
     });
     try {
@@ -104,7 +147,7 @@ export class Harness {
       await session.close().catch(() => undefined);
       throw error;
     }
-    return new Harness(session, options);
+    return new Harness(session, options, checked);
   }
 
   /** The root conversation (id 1), which every storage has. */

@@ -1,7 +1,13 @@
+import type { ContentPart } from "../domain/records.js";
 import { defineDoc } from "../session/tokens.js";
 
 /** A submission waiting for the running answer to finish (its record is `queued`). */
-export type QueuedInput = { submissionId: number; content: string };
+export type QueuedInput = {
+  submissionId: number;
+  content: string | ContentPart[];
+  /** The model that is to answer it, when the input named one. */
+  model?: string;
+};
 
 export type InboxState = { queued: QueuedInput[] };
 

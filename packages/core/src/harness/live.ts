@@ -6,6 +6,23 @@ export type LiveGeneration = {
   taskId: number;
   text: string;
   toolCalls: { id: string; name: string; arguments: JsonObject }[];
+  /** The model's reasoning so far, when it shows any. */
+  reasoning?: string;
+  /** Which model call of this round it is: 1, then 2, 3... after retries (absent: 1). */
+  attempt?: number;
+};
+
+/**
+ * A generation waiting to call the model again after a retryable failure:
+ * `attempt` (of `maxAttempts`) starts at `retryAt` (session clock, ms since
+ * the epoch); `error` is the failure that caused the wait.
+ */
+export type LiveRetry = {
+  taskId: number;
+  attempt: number;
+  maxAttempts: number;
+  retryAt: number;
+  error: { message: string; code?: string; kind?: string };
 };
 
 /** A tool call's slot, created with the assistant entry, removed with its result. */
@@ -27,6 +44,8 @@ export type LiveState = {
   /** `null`: the conversation is idle. Changed by ordinary commits only. */
   run: LiveRun | null;
   generation: LiveGeneration | null;
+  /** Present while a generation waits to retry its model call (changed by ordinary commits). */
+  retry?: LiveRetry;
   /** By tool task id. */
   tools: { [taskId: string]: LiveToolSlot };
 };

@@ -1,4 +1,5 @@
-import type { JsonObject } from "../domain/json.js";
+import type { ConversationId } from "../domain/ids.js";
+import type { Json, JsonObject } from "../domain/json.js";
 import type { Message, StopReason } from "../domain/records.js";
 import type { JsonSchema } from "./json-schema.js";
 
@@ -9,26 +10,81 @@ export interface ToolSpec {
   readonly parameters: JsonSchema;
 }
 
-/** One model call: the derived context (stored entries from the newest head marker on) and the tools on offer. */
+/**
+ * Generation settings sent with a request. The named ones are common to
+ * most providers; an adapter may accept more (it says which in its README)
+ * and must refuse, with an `invalid` error event, a key it does not know,
+ * rather than drop it.
+ */
+export interface ModelSettings {
+  maxOutputTokens?: number;
+  temperature?: number;
+  [key: string]: Json | undefined;
+}
+
+/** One model call: instructions, the derived context, the tools on offer and the settings. */
 export interface ModelRequest {
+  /** The instructions (system prompt), already assembled; absent when there are none. */
+  readonly system?: string;
+  /** The derived context: user, assistant and tool-result messages, oldest first. */
   readonly messages: readonly Message[];
   readonly tools: readonly ToolSpec[];
+  readonly settings?: ModelSettings;
+  /** The conversation asking, so an adapter can key provider-side prompt caches by it. */
+  readonly conversationId: ConversationId;
 }
 
 export interface ModelUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens the provider read from its prompt cache (part of `inputTokens`). */
+  cachedInputTokens?: number;
+  /** Output tokens spent on reasoning (part of `outputTokens`). */
+  reasoningTokens?: number;
 }
 
 /**
- * What a model stream yields, in order: any number of text deltas and tool
- * calls, then exactly one `done` or `error` (nothing after it is read).
+ * What kind of failure an error event reports:
+ * - `overflow`: the request is longer than the model's context window;
+ * - `auth`: the credentials were refused (401, 403, a missing key);
+ * - `invalid`: the provider refused the request or sent something unusable
+ *   (400, a malformed tool call); sending it again gets the same answer;
+ * - `transient`: rate limits (429), server errors (5xx), network failures.
+ */
+export type ModelErrorKind = "overflow" | "auth" | "invalid" | "transient";
+
+/** The failure of one model call, as an error event carries it. */
+export interface ModelError {
+  message: string;
+  code?: string;
+  /** Sending the same request again later may succeed (429, 5xx, network). */
+  retryable?: boolean;
+  /** How long the provider asked to wait before trying again (from `Retry-After`). */
+  retryAfterMs?: number;
+  kind?: ModelErrorKind;
+}
+
+/**
+ * What a model stream yields, in order: any number of text deltas,
+ * reasoning deltas and tool calls, then exactly one `done` or `error`
+ * (nothing after it is read).
+ *
+ * Reasoning deltas with the same `id` (or none) continue one reasoning part;
+ * a new `id` starts another. `providerMetadata` on a reasoning delta (it may
+ * come with an empty delta) is merged into its part.
  */
 export type ModelEvent =
   | { type: "text"; delta: string }
-  | { type: "toolCall"; id: string; name: string; arguments: JsonObject }
+  | { type: "reasoning"; delta: string; id?: string; providerMetadata?: JsonObject }
+  | {
+      type: "toolCall";
+      id: string;
+      name: string;
+      arguments: JsonObject;
+      providerMetadata?: JsonObject;
+    }
   | { type: "done"; stopReason: StopReason; usage: ModelUsage }
-  | { type: "error"; message: string; code?: string };
+  | ({ type: "error" } & ModelError);
 
 export interface ModelStreamOptions {
   /** Aborting stops the stream: the iterator rejects with the signal's reason. */
@@ -37,8 +93,13 @@ export interface ModelStreamOptions {
 
 /**
  * The driven model port: everything the harness asks of a language model.
- * Provider adapters (HTTP APIs) implement it in their own packages; core
- * ships `ScriptedModel`.
+ * Provider adapters implement it in their own packages (`@durably/model-ai-sdk`
+ * for every Vercel AI SDK provider); core ships `ScriptedModel`.
+ *
+ * A failure should be an `error` event saying whether it is `retryable`;
+ * a stream that throws instead is treated as a network failure (retried)
+ * when the error carries a network error code (`ECONNRESET`, ...) or is a
+ * fetch `TypeError`, and as a non-retryable error otherwise.
  */
 export interface Model {
   stream(request: ModelRequest, options?: ModelStreamOptions): AsyncIterable<ModelEvent>;

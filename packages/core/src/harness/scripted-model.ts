@@ -1,6 +1,14 @@
 import { copyJson, type JsonObject } from "../domain/json.js";
 import type { StopReason } from "../domain/records.js";
-import type { Model, ModelEvent, ModelRequest, ModelStreamOptions, ModelUsage } from "./model.js";
+import { contentText } from "./content.js";
+import type {
+  Model,
+  ModelError,
+  ModelEvent,
+  ModelRequest,
+  ModelStreamOptions,
+  ModelUsage,
+} from "./model.js";
 
 export interface ScriptedToolCall {
   /** Default `call_<turn>_<index>` (1-based), stable across restarts. */
@@ -9,15 +17,35 @@ export interface ScriptedToolCall {
   arguments: JsonObject;
 }
 
-/** One scripted answer: streamed text, then tool calls, then `done` (or `error`). */
+/**
+ * A scripted failure: the error event a model call ends with (after
+ * `text`, if given), or, with `thrown`, an exception from the stream, the
+ * way a network failure surfaces from a fetch.
+ */
+export interface ScriptedError extends ModelError {
+  /** Streamed before the failure (a partial answer the failure cuts short). */
+  text?: string;
+  /** Throw a `TypeError("fetch failed")` whose `cause.code` is `code` (default ECONNRESET) instead of yielding an error event. */
+  thrown?: boolean;
+}
+
+/** One scripted answer: streamed reasoning, then text, then tool calls, then `done` (or `error`). */
 export interface ScriptedTurn {
   text?: string;
+  /** Streamed as reasoning deltas before the text; kept on the assistant message. */
+  reasoning?: string;
   toolCalls?: ScriptedToolCall[];
   /** Default "toolUse" when the turn calls tools, else "stop". */
   stopReason?: StopReason;
-  /** The turn ends with an error event carrying this message (after its text). */
-  error?: string;
-  /** Default: characters in (the request's messages, this turn's text). */
+  /** The turn always ends with this error (a string is `{ message }`), after its text. */
+  error?: string | ScriptedError;
+  /**
+   * The first `failures.length` requests this model instance gets for the
+   * turn fail, in order, with these; later ones answer normally. (Counted
+   * per instance: a new process starts counting afresh.)
+   */
+  failures?: ScriptedError[];
+  /** Default: characters in (the request's system and messages, this turn's output). */
   usage?: ModelUsage;
 }
 
@@ -29,36 +57,74 @@ export interface ScriptedModelOptions {
 }
 
 const STOP_REASONS = new Set<string>(["stop", "toolUse", "length", "error", "aborted"]);
+const ERROR_KINDS = new Set<string>(["overflow", "auth", "invalid", "transient"]);
+const TURN_FIELDS = ["text", "reasoning", "toolCalls", "stopReason", "error", "failures", "usage"];
+const ERROR_FIELDS = ["message", "code", "retryable", "retryAfterMs", "kind", "text", "thrown"];
+const USAGE_FIELDS = ["inputTokens", "outputTokens", "cachedInputTokens", "reasoningTokens"];
+
+function checkError(value: unknown, where: string): ScriptedError {
+  if (typeof value === "string") return { message: value };
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new TypeError(`${where}: must be a message string or { message, ... }`);
+  const e = value as Record<string, unknown>;
+  for (const key of Object.keys(e))
+    if (!ERROR_FIELDS.includes(key))
+      throw new TypeError(`${where}.${key}: not an error field (${ERROR_FIELDS.join(", ")})`);
+  if (typeof e.message !== "string") throw new TypeError(`${where}.message: must be a string`);
+  for (const key of ["code", "text"] as const)
+    if (e[key] !== undefined && typeof e[key] !== "string")
+      throw new TypeError(`${where}.${key}: must be a string`);
+  for (const key of ["retryable", "thrown"] as const)
+    if (e[key] !== undefined && typeof e[key] !== "boolean")
+      throw new TypeError(`${where}.${key}: must be a boolean`);
+  if (
+    e.retryAfterMs !== undefined &&
+    !(typeof e.retryAfterMs === "number" && Number.isFinite(e.retryAfterMs) && e.retryAfterMs >= 0)
+  )
+    throw new TypeError(`${where}.retryAfterMs: must be a non-negative number`);
+  if (e.kind !== undefined && !ERROR_KINDS.has(e.kind as string))
+    throw new TypeError(`${where}.kind: must be one of ${[...ERROR_KINDS].join(", ")}`);
+  return { ...(e as unknown as ScriptedError) };
+}
+
+function checkUsage(value: unknown, where: string): ModelUsage {
+  const u = value as Record<string, unknown> | null;
+  if (typeof u !== "object" || u === null || Array.isArray(u))
+    throw new TypeError(`${where}: must be { inputTokens, outputTokens } integers`);
+  for (const key of Object.keys(u))
+    if (!USAGE_FIELDS.includes(key))
+      throw new TypeError(`${where}.${key}: not a usage field (${USAGE_FIELDS.join(", ")})`);
+  for (const key of USAGE_FIELDS) {
+    const n = u[key];
+    const optional = key === "cachedInputTokens" || key === "reasoningTokens";
+    if ((n !== undefined || !optional) && !(Number.isSafeInteger(n) && (n as number) >= 0))
+      throw new TypeError(`${where}.${key}: must be a non-negative integer`);
+  }
+  return { ...(u as unknown as ModelUsage) };
+}
 
 function checkTurn(turn: unknown, where: string): ScriptedTurn {
   if (typeof turn !== "object" || turn === null || Array.isArray(turn))
     throw new TypeError(`${where}: a turn must be an object`);
   const t = turn as Record<string, unknown>;
   for (const key of Object.keys(t))
-    if (!["text", "toolCalls", "stopReason", "error", "usage"].includes(key))
-      throw new TypeError(
-        `${where}.${key}: not a turn field (text, toolCalls, stopReason, error, usage)`,
-      );
-  if (t.text !== undefined && typeof t.text !== "string")
-    throw new TypeError(`${where}.text: must be a string`);
-  if (t.error !== undefined && typeof t.error !== "string")
-    throw new TypeError(`${where}.error: must be a string`);
+    if (!TURN_FIELDS.includes(key))
+      throw new TypeError(`${where}.${key}: not a turn field (${TURN_FIELDS.join(", ")})`);
+  for (const key of ["text", "reasoning"] as const)
+    if (t[key] !== undefined && typeof t[key] !== "string")
+      throw new TypeError(`${where}.${key}: must be a string`);
   if (t.stopReason !== undefined && !STOP_REASONS.has(t.stopReason as string))
     throw new TypeError(`${where}.stopReason: must be one of ${[...STOP_REASONS].join(", ")}`);
-  if (t.usage !== undefined) {
-    const u = t.usage as Record<string, unknown> | null;
-    if (
-      typeof u !== "object" ||
-      u === null ||
-      !Number.isSafeInteger(u.inputTokens) ||
-      !Number.isSafeInteger(u.outputTokens)
-    )
-      throw new TypeError(`${where}.usage: must be { inputTokens, outputTokens } integers`);
+  const out: ScriptedTurn = { ...(t as ScriptedTurn) };
+  if (t.usage !== undefined) out.usage = checkUsage(t.usage, `${where}.usage`);
+  if (t.error !== undefined) out.error = checkError(t.error, `${where}.error`);
+  if (t.failures !== undefined) {
+    if (!Array.isArray(t.failures)) throw new TypeError(`${where}.failures: must be an array`);
+    out.failures = t.failures.map((f: unknown, i) => checkError(f, `${where}.failures[${i}]`));
   }
-  let toolCalls: ScriptedToolCall[] | undefined;
   if (t.toolCalls !== undefined) {
     if (!Array.isArray(t.toolCalls)) throw new TypeError(`${where}.toolCalls: must be an array`);
-    toolCalls = t.toolCalls.map((call: unknown, i) => {
+    out.toolCalls = t.toolCalls.map((call: unknown, i) => {
       const at = `${where}.toolCalls[${i}]`;
       if (typeof call !== "object" || call === null)
         throw new TypeError(`${at}: must be { name, arguments }`);
@@ -77,7 +143,7 @@ function checkTurn(turn: unknown, where: string): ScriptedTurn {
       };
     });
   }
-  return { ...(t as ScriptedTurn), ...(toolCalls ? { toolCalls } : {}) };
+  return out;
 }
 
 function chunksOf(text: string, size: number): string[] {
@@ -87,15 +153,26 @@ function chunksOf(text: string, size: number): string[] {
   return out;
 }
 
-function messageChars(request: ModelRequest): number {
-  let n = 0;
+function requestChars(request: ModelRequest): number {
+  let n = request.system?.length ?? 0;
   for (const m of request.messages) {
     if (m.role === "assistant") {
       for (const part of m.content)
-        n += part.type === "text" ? part.text.length : JSON.stringify(part.arguments).length;
-    } else n += m.content.length;
+        n += part.type === "toolCall" ? JSON.stringify(part.arguments).length : part.text.length;
+    } else n += contentText(m.content).length;
   }
   return n;
+}
+
+/** The error a `thrown` scripted failure throws: shaped like undici's fetch failure. */
+function networkError(failure: ScriptedError): Error {
+  const cause = Object.assign(new Error(failure.message), { code: failure.code ?? "ECONNRESET" });
+  return new TypeError("fetch failed", { cause });
+}
+
+function errorEvent(failure: ScriptedError): ModelEvent {
+  const { text: _text, thrown: _thrown, ...error } = failure;
+  return { type: "error", ...error };
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -118,14 +195,18 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * function of the request: the request holding n assistant messages gets
  * turn n (0-based), so a generation rerun after a crash, in a new process,
  * gets the same answer. A request past the end of the script gets an error
- * event (code `SCRIPT_EXHAUSTED`), never a made-up answer.
+ * event (code `SCRIPT_EXHAUSTED`), never a made-up answer. The one thing
+ * that is not a function of the request is `failures`: they are counted per
+ * instance, which is what scripting "fails twice, then answers" needs.
  */
 export class ScriptedModel implements Model {
-  /** Every request received, in order (for tests to inspect the derived context). */
+  /** Every request received, in order (for tests to check what the harness sent). */
   readonly requests: ModelRequest[] = [];
   private readonly turns: readonly ScriptedTurn[];
   private readonly chunkDelayMs: number;
   private readonly chunkSize: number;
+  /** Requests answered with a scripted failure so far, by turn. */
+  private readonly failed = new Map<number, number>();
 
   constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
     if (!Array.isArray(turns)) throw new TypeError("ScriptedModel: turns must be an array");
@@ -141,6 +222,17 @@ export class ScriptedModel implements Model {
   /** The turn a request gets: the number of assistant messages it holds. */
   turnFor(request: ModelRequest): number {
     return request.messages.filter((m) => m.role === "assistant").length;
+  }
+
+  private async *chunks(
+    text: string,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<string, void, undefined> {
+    for (const chunk of chunksOf(text, this.chunkSize)) {
+      if (this.chunkDelayMs > 0) await sleep(this.chunkDelayMs, signal);
+      signal?.throwIfAborted();
+      yield chunk;
+    }
   }
 
   async *stream(
@@ -160,14 +252,24 @@ export class ScriptedModel implements Model {
       };
       return;
     }
-    const text = turn.text ?? "";
-    for (const chunk of chunksOf(text, this.chunkSize)) {
-      if (this.chunkDelayMs > 0) await sleep(this.chunkDelayMs, signal);
-      signal?.throwIfAborted();
-      yield { type: "text", delta: chunk };
+    const failedSoFar = this.failed.get(index) ?? 0;
+    const failure = turn.failures?.[failedSoFar];
+    if (failure) {
+      this.failed.set(index, failedSoFar + 1);
+      for await (const delta of this.chunks(failure.text ?? "", signal))
+        yield { type: "text", delta };
+      if (failure.thrown) throw networkError(failure);
+      yield errorEvent(failure);
+      return;
     }
+    const reasoning = turn.reasoning ?? "";
+    for await (const delta of this.chunks(reasoning, signal)) yield { type: "reasoning", delta };
+    const text = turn.text ?? "";
+    for await (const delta of this.chunks(text, signal)) yield { type: "text", delta };
     if (turn.error !== undefined) {
-      yield { type: "error", message: turn.error };
+      const error = turn.error as ScriptedError;
+      if (error.thrown) throw networkError(error);
+      yield errorEvent(error);
       return;
     }
     const calls = turn.toolCalls ?? [];
@@ -184,7 +286,11 @@ export class ScriptedModel implements Model {
     yield {
       type: "done",
       stopReason: turn.stopReason ?? (calls.length > 0 ? "toolUse" : "stop"),
-      usage: turn.usage ?? { inputTokens: messageChars(request), outputTokens: text.length },
+      usage: turn.usage ?? {
+        inputTokens: requestChars(request),
+        outputTokens: text.length + reasoning.length,
+        ...(reasoning !== "" ? { reasoningTokens: reasoning.length } : {}),
+      },
     };
   }
 }

@@ -1,4 +1,5 @@
-import type { ToolCallPart, ToolResultMessage } from "../domain/records.js";
+import type { ContentPart, ToolCallPart, ToolResultMessage } from "../domain/records.js";
+import { checkContent } from "./content.js";
 import { validateSchema } from "./json-schema.js";
 import type { Tool, ToolApi } from "./tool.js";
 
@@ -7,7 +8,11 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
-function result(call: ToolCallPart, content: string, isError: boolean): ToolResultMessage {
+function result(
+  call: ToolCallPart,
+  content: string | ContentPart[],
+  isError: boolean,
+): ToolResultMessage {
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, content, isError };
 }
 
@@ -45,16 +50,20 @@ export async function runToolCall(
   }
   api.signal.throwIfAborted();
   const r = outcome as { content?: unknown; isError?: unknown } | null;
-  if (
-    typeof r !== "object" ||
-    r === null ||
-    typeof r.content !== "string" ||
-    (r.isError !== undefined && typeof r.isError !== "boolean")
-  )
-    return result(
+  const shapeError = (why: string): ToolResultMessage =>
+    result(
       call,
-      `error: ${call.name} returned ${JSON.stringify(outcome) ?? String(outcome)}, not { content: string, isError?: boolean }`,
+      `error: ${call.name} returned ${JSON.stringify(outcome) ?? String(outcome)}, not { content: string | parts, isError?: boolean } (${why})`,
       true,
     );
-  return result(call, r.content, r.isError === true);
+  if (typeof r !== "object" || r === null) return shapeError("not an object");
+  if (r.isError !== undefined && typeof r.isError !== "boolean")
+    return shapeError("isError is not a boolean");
+  let content: string | ContentPart[];
+  try {
+    content = checkContent(r.content, "content");
+  } catch (error) {
+    return shapeError((error as Error).message);
+  }
+  return result(call, content, r.isError === true);
 }

@@ -1,11 +1,16 @@
 import type { ConversationId } from "../domain/ids.js";
 import type { JsonObject } from "../domain/json.js";
+import type { ContentPart } from "../domain/records.js";
 import { checkSchema, type JsonSchema } from "./json-schema.js";
 import type { ToolSpec } from "./model.js";
 
-/** What `execute` returns; `isError` marks a failure the model should see as such. */
+/**
+ * What `execute` returns: a string, or text and image parts (base64
+ * images, for tools that look at screenshots or files); `isError` marks a
+ * failure the model should see as such.
+ */
 export interface ToolResult {
-  content: string;
+  content: string | ContentPart[];
   isError?: boolean;
 }
 

@@ -12,7 +12,7 @@ import { MemoryStorage } from "../support/memory.js";
 import { GatedModel, text } from "./support/harness.js";
 
 describe("Harness: lifecycle and failures", () => {
-  it("a model that throws mid-stream settles the submission faulted and keeps the partial text", async () => {
+  it("a model that throws mid-stream (not a network error) settles model-error at once and keeps the partial text", async () => {
     const broken: Model = {
       async *stream(): AsyncGenerator<ModelEvent> {
         yield { type: "text", delta: "half an ans" };
@@ -29,8 +29,14 @@ describe("Harness: lifecycle and failures", () => {
     const settled = await (await root.submit({ type: "input", content: "q" })).wait();
     expect(settled).toMatchObject({
       status: "unanswered",
-      reason: "faulted",
-      detail: { name: "TypeError", message: "connection reset" },
+      reason: "model-error",
+      detail: {
+        name: "ModelError",
+        message: "the model threw TypeError: connection reset",
+        code: "MODEL_THREW",
+        retryable: false,
+        attempts: 1,
+      },
     });
     const last = (await root.entries()).at(-1);
     expect(last?.model?.[0]).toEqual({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  ROOT_CONVERSATION_ID,
   ScriptedModel,
   type Message,
   type ModelEvent,
@@ -15,6 +16,7 @@ async function collect(stream: AsyncIterable<ModelEvent>): Promise<ModelEvent[]>
 const ask = (messages: Message[] = [{ role: "user", content: "hi" }]): ModelRequest => ({
   messages,
   tools: [],
+  conversationId: ROOT_CONVERSATION_ID,
 });
 
 describe("ScriptedModel", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  contentText,
   ConversationBusy,
   Harness,
   ScriptedModel,
@@ -13,10 +14,10 @@ const texts = (entries: readonly EntryRecord[]): string[] =>
   entries.flatMap((e) =>
     (e.model ?? []).map((m: Message) =>
       m.role === "assistant"
-        ? m.content.map((p) => (p.type === "text" ? p.text : `call:${p.name}`)).join("")
+        ? m.content.map((p) => (p.type === "toolCall" ? `call:${p.name}` : p.text)).join("")
         : m.role === "user"
-          ? `user:${m.content}`
-          : `result:${m.content}`,
+          ? `user:${contentText(m.content)}`
+          : `result:${contentText(m.content)}`,
     ),
   );
 
@@ -85,7 +86,7 @@ describe("Harness: submissions", () => {
       /type must be "input"/,
     );
     await expect(root.submit({ type: "input", content: 3 } as never)).rejects.toThrow(
-      /content must be a string/,
+      /submit: content: must be a string or an array of text and image parts/,
     );
     await expect(
       root.submit({ type: "input", content: "", whenBusy: "later" } as never),

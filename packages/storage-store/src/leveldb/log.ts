@@ -34,8 +34,8 @@ export interface LogDamage {
 export interface LogCheck {
   /** Complete logical records (write batches, or MANIFEST version edits) before any damage. */
   records: number;
-  /** Their bytes, when asked for. */
-  contents: Uint8Array[];
+  /** Their bytes, when asked for: each record as its fragments, in order (`joinFragments` makes one array). */
+  contents: Uint8Array[][];
   /** The first damaged record, if any. */
   damage?: LogDamage;
   /** Offset where a torn tail starts (accepted), if the file has one. */
@@ -52,11 +52,27 @@ function zerosFrom(bytes: Uint8Array, offset: number): boolean {
   return true;
 }
 
-/** Reads a log (or MANIFEST, same format) as LevelDB would, noting what LevelDB would skip; `collect` keeps the records' bytes. */
+/** A record's bytes from its fragments (no copy for a record of one fragment). */
+export function joinFragments(fragments: readonly Uint8Array[]): Uint8Array {
+  if (fragments.length === 1) return fragments[0] as Uint8Array;
+  const whole = new Uint8Array(fragments.reduce((n, f) => n + f.length, 0));
+  let at = 0;
+  for (const f of fragments) {
+    whole.set(f, at);
+    at += f.length;
+  }
+  return whole;
+}
+
+/**
+ * Reads a log (or MANIFEST, same format) as LevelDB would, noting what
+ * LevelDB would skip; `collect` keeps the records' fragments (views of
+ * `bytes`, nothing copied).
+ */
 export function checkLog(bytes: Uint8Array, collect = false): LogCheck {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let records = 0;
-  const contents: Uint8Array[] = [];
+  const contents: Uint8Array[][] = [];
   let fragments: Uint8Array[] = [];
   let damage: Omit<LogDamage, "recordsAfter"> | undefined;
   let after = 0;
@@ -82,17 +98,8 @@ export function checkLog(bytes: Uint8Array, collect = false): LogCheck {
     }
     records++;
     if (!collect) return;
-    if (fragments.length === 0) contents.push(last);
-    else {
-      fragments.push(last);
-      const whole = new Uint8Array(fragments.reduce((n, f) => n + f.length, 0));
-      let at = 0;
-      for (const f of fragments) {
-        whole.set(f, at);
-        at += f.length;
-      }
-      contents.push(whole);
-    }
+    fragments.push(last);
+    contents.push(fragments);
     fragments = [];
   };
   while (pos < bytes.length) {

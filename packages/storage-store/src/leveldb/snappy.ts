@@ -40,8 +40,13 @@ export function unsnappy(input: Uint8Array): Uint8Array {
     }
     if (offset === 0 || offset > at || at + n > length)
       throw new RangeError("snappy copy out of bounds");
-    // Byte by byte: a copy may overlap the bytes it produces.
-    for (let i = 0; i < n; i++, at++) out[at] = out[at - offset] as number;
+    if (offset >= n) {
+      out.copyWithin(at, at - offset, at - offset + n);
+      at += n;
+    } else {
+      // Byte by byte: this copy overlaps the bytes it produces (a repeated run).
+      for (let i = 0; i < n; i++, at++) out[at] = out[at - offset] as number;
+    }
   }
   if (at !== length)
     throw new RangeError(`snappy output is ${at} bytes, its header says ${length}`);

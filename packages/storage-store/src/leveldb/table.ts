@@ -13,6 +13,10 @@ import { unsnappy } from "./snappy.js";
  * `verify_checksums` and `paranoid_checks` are off and not exposed), so a
  * damaged index, filter or key can make LevelDB skip keys without an error.
  * This check verifies every block's sum and that the blocks tile the file.
+ *
+ * It runs on every live table at every open, over megabytes: the index is
+ * walked without building its keys, and data blocks are summed in file
+ * order as the index lists them.
  */
 
 const FOOTER = 48;
@@ -36,24 +40,53 @@ function handle(r: ByteReader, what: string): Handle {
   return { offset: r.varint(), size: r.varint(), what };
 }
 
-/** A block's stored bytes after checking its trailer; decompressed when `decode` asks. */
-function block(bytes: Uint8Array, h: Handle, end: number, decode: boolean): Uint8Array {
-  if (h.offset + h.size + TRAILER > end)
-    throw new RangeError(`${h.what} at byte ${h.offset} (${h.size} bytes) runs past the blocks`);
-  const type = bytes[h.offset + h.size] as number;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const stored = unmask(view.getUint32(h.offset + h.size + 1, true));
-  const crc = crcBytes(0, bytes, h.offset, h.offset + h.size + 1);
-  if (crc !== stored) throw new RangeError(`${h.what} at byte ${h.offset}: checksum mismatch`);
-  const contents = bytes.subarray(h.offset, h.offset + h.size);
-  if (!decode) return contents;
-  if (type === NO_COMPRESSION) return contents;
-  if (type === SNAPPY) return unsnappy(contents);
-  throw new RangeError(`${h.what} at byte ${h.offset}: unknown compression type ${type}`);
+/** One table's bytes, with the view its trailers are read through. */
+class Table {
+  readonly view: DataView;
+  readonly footerAt: number;
+
+  constructor(readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.footerAt = bytes.length - FOOTER;
+  }
+
+  /** What is wrong with the block at `offset` (`size` bytes) and its trailer, if anything. */
+  problem(offset: number, size: number): string | undefined {
+    if (offset + size + TRAILER > this.footerAt)
+      return `at byte ${offset} (${size} bytes) runs past the blocks`;
+    const stored = unmask(this.view.getUint32(offset + size + 1, true));
+    if (crcBytes(0, this.bytes, offset, offset + size + 1) !== stored)
+      return `at byte ${offset}: checksum mismatch`;
+    return undefined;
+  }
+
+  check(h: Handle): void {
+    const problem = this.problem(h.offset, h.size);
+    if (problem !== undefined) throw new RangeError(`${h.what} ${problem}`);
+  }
+
+  /** A checked block's contents, decompressed. */
+  contents(h: Handle): Uint8Array {
+    this.check(h);
+    const type = this.bytes[h.offset + h.size] as number;
+    const contents = this.bytes.subarray(h.offset, h.offset + h.size);
+    if (type === NO_COMPRESSION) return contents;
+    if (type === SNAPPY) return unsnappy(contents);
+    throw new RangeError(`${h.what} at byte ${h.offset}: unknown compression type ${type}`);
+  }
 }
 
-/** The values of a block's entries (prefix-compressed keys, restart array at the end). */
-function entries(contents: Uint8Array, what: string): { key: Uint8Array; value: Uint8Array }[] {
+/**
+ * Walks a block's entries (prefix-compressed keys, restart array at the
+ * end), handing `visit` a reader at each value, with the key only when
+ * `keys` asks for it.
+ */
+function walk(
+  contents: Uint8Array,
+  what: string,
+  keys: boolean,
+  visit: (value: ByteReader, key: Uint8Array | undefined) => void,
+): void {
   if (contents.length < 4) throw new RangeError(`${what} is shorter than its restart count`);
   const view = new DataView(contents.buffer, contents.byteOffset, contents.byteLength);
   const restarts = view.getUint32(contents.length - 4, true);
@@ -61,57 +94,71 @@ function entries(contents: Uint8Array, what: string): { key: Uint8Array; value: 
   if (restarts === 0 || limit < 0)
     throw new RangeError(`${what} has a bad restart count ${restarts}`);
   const r = new ByteReader(contents, 0, limit);
-  const out: { key: Uint8Array; value: Uint8Array }[] = [];
-  let last = new Uint8Array(0);
+  let last: Uint8Array = new Uint8Array(0);
+  let lastLength = 0;
   while (!r.done) {
     const shared = r.varint();
     const unshared = r.varint();
     const valueLength = r.varint();
-    if (shared > last.length) throw new RangeError(`${what}: an entry shares more than its key`);
-    const key = new Uint8Array(shared + unshared);
-    key.set(last.subarray(0, shared));
-    key.set(r.slice(unshared), shared);
-    out.push({ key, value: r.slice(valueLength) });
-    last = key;
+    if (shared > lastLength) throw new RangeError(`${what}: an entry shares more than its key`);
+    let key: Uint8Array | undefined;
+    if (keys) {
+      const whole = new Uint8Array(shared + unshared);
+      whole.set(last.subarray(0, shared));
+      whole.set(r.slice(unshared), shared);
+      last = key = whole;
+    } else if (r.pos + unshared > limit)
+      throw new RangeError(`${what}: a key runs past its block at byte ${r.pos}`);
+    else r.pos += unshared;
+    lastLength = shared + unshared;
+    const valueEnd = r.pos + valueLength;
+    if (valueEnd > limit) throw new RangeError(`${what}: an entry runs past its block`);
+    visit(r, key);
+    if (r.pos > valueEnd) throw new RangeError(`${what}: a value runs past its entry`);
+    r.pos = valueEnd;
   }
-  return out;
 }
 
 /** `undefined` when the table is sound; otherwise what is wrong, with the byte offset. */
 export function checkTable(bytes: Uint8Array): string | undefined {
   try {
     if (bytes.length < FOOTER) return `${bytes.length} bytes, shorter than a table footer`;
-    const footerAt = bytes.length - FOOTER;
     for (let i = 0; i < 8; i++)
       if (bytes[bytes.length - 8 + i] !== MAGIC[i]) return "no table magic number at the end";
-    const footer = new ByteReader(bytes, footerAt, bytes.length - 8);
+    const table = new Table(bytes);
+    const footer = new ByteReader(bytes, table.footerAt, bytes.length - 8);
     const metaindex = handle(footer, "the metaindex block");
     const index = handle(footer, "the index block");
-    const handles: Handle[] = [metaindex, index];
-    const indexEntries = entries(block(bytes, index, footerAt, true), "the index block");
-    indexEntries.forEach(({ value }, i) => {
-      const h = handle(new ByteReader(value), `data block ${i}`);
-      block(bytes, h, footerAt, false);
-      handles.push(h);
-    });
-    for (const { key, value } of entries(
-      block(bytes, metaindex, footerAt, true),
-      "the metaindex block",
-    )) {
-      const h = handle(new ByteReader(value), `meta block ${new TextDecoder().decode(key)}`);
-      block(bytes, h, footerAt, false);
-      handles.push(h);
-    }
-    // The blocks must cover the file from byte 0 to the footer, one after another.
-    handles.sort((a, b) => a.offset - b.offset);
+    // Data blocks come first, in the order the index lists them, each right after the one before.
     let at = 0;
-    for (const h of handles) {
+    let block = 0;
+    walk(table.contents(index), "the index block", false, (value) => {
+      const offset = value.varint();
+      const size = value.varint();
+      if (offset !== at)
+        throw new RangeError(
+          `data block ${block} starts at byte ${offset}, but the block before it ends at byte ${at}`,
+        );
+      const problem = table.problem(offset, size);
+      if (problem !== undefined) throw new RangeError(`data block ${block} ${problem}`);
+      block++;
+      at = offset + size + TRAILER;
+    });
+    // Then the meta blocks (the filter), the metaindex and the index, in whatever order they lie.
+    const rest: Handle[] = [metaindex, index];
+    walk(table.contents(metaindex), "the metaindex block", true, (value, key) => {
+      const h = handle(value, `meta block ${new TextDecoder().decode(key)}`);
+      table.check(h);
+      rest.push(h);
+    });
+    rest.sort((a, b) => a.offset - b.offset);
+    for (const h of rest) {
       if (h.offset !== at)
         return `${h.what} starts at byte ${h.offset}, but the block before it ends at byte ${at}`;
       at = h.offset + h.size + TRAILER;
     }
-    if (at !== footerAt)
-      return `the blocks end at byte ${at}, but the footer starts at byte ${footerAt}`;
+    if (at !== table.footerAt)
+      return `the blocks end at byte ${at}, but the footer starts at byte ${table.footerAt}`;
     return undefined;
   } catch (error) {
     if (error instanceof RangeError) return error.message;

@@ -1,0 +1,40 @@
+/** One named part of the instructions; the id lets later layers (a conversation's own) replace it. */
+export interface InstructionSection {
+  id: string;
+  text: string;
+}
+
+/** What the model is told before the conversation: one text, or sections joined in order. */
+export type Instructions = string | readonly InstructionSection[];
+
+/**
+ * Checks instructions and assembles the `system` text: a string as it is,
+ * sections joined by a blank line, in order (empty ones left out).
+ * Returns `undefined` when nothing is left. Throws a `TypeError` naming the
+ * bad field (a section without an id, a duplicate id, a text that is not a
+ * string).
+ */
+export function assembleInstructions(value: unknown, where: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string") return value === "" ? undefined : value;
+  if (!Array.isArray(value))
+    throw new TypeError(`${where}: must be a string or an array of { id, text } sections`);
+  const ids = new Set<string>();
+  const texts: string[] = [];
+  (value as unknown[]).forEach((section, i) => {
+    const at = `${where}[${i}]`;
+    if (typeof section !== "object" || section === null || Array.isArray(section))
+      throw new TypeError(`${at}: must be { id, text }`);
+    const s = section as Record<string, unknown>;
+    for (const key of Object.keys(s))
+      if (key !== "id" && key !== "text")
+        throw new TypeError(`${at}.${key}: not a section field (id, text)`);
+    if (typeof s.id !== "string" || s.id === "")
+      throw new TypeError(`${at}.id: must be a non-empty string`);
+    if (ids.has(s.id)) throw new TypeError(`${at}.id: "${s.id}" is used by an earlier section`);
+    ids.add(s.id);
+    if (typeof s.text !== "string") throw new TypeError(`${at}.text: must be a string`);
+    if (s.text !== "") texts.push(s.text);
+  });
+  return texts.length > 0 ? texts.join("\n\n") : undefined;
+}

@@ -1,0 +1,113 @@
+import type { TaskId } from "../domain/ids.js";
+import type { JsonObject } from "../domain/json.js";
+import type { StopReason } from "../domain/records.js";
+import type { Session } from "../session/session.js";
+import { AssistantDraft } from "./assistant-draft.js";
+import { LiveDoc } from "./live.js";
+import type { Model, ModelError, ModelRequest, ModelUsage } from "./model.js";
+import { ProgressWriter } from "./progress.js";
+import { thrownModelError } from "./retry-policy.js";
+
+/** How one model call ended: a complete answer, or a failure (with what streamed before it). */
+export type CallEnd =
+  | { type: "done"; draft: AssistantDraft; stopReason: StopReason; usage: ModelUsage }
+  | { type: "error"; draft: AssistantDraft; error: ModelError };
+
+type Progress =
+  | { type: "begin"; attempt: number }
+  | { type: "text"; delta: string }
+  | { type: "reasoning"; delta: string }
+  | { type: "toolCall"; call: { id: string; name: string; arguments: JsonObject } };
+
+/** Streams partials into `live.generation` as deferred commits, batched (see ProgressWriter). */
+function liveProgress(session: Session, request: ModelRequest, taskId: TaskId) {
+  const conversationId = request.conversationId;
+  return new ProgressWriter<Progress>(session, async (tx, items) => {
+    const live = await tx.doc(LiveDoc, conversationId);
+    for (const item of items) {
+      if (item.type === "begin") {
+        live.generation = {
+          taskId,
+          text: "",
+          toolCalls: [],
+          ...(item.attempt > 1 ? { attempt: item.attempt } : {}),
+        };
+        continue;
+      }
+      const generation = live.generation;
+      if (generation?.taskId !== taskId) continue;
+      if (item.type === "text") generation.text += item.delta;
+      else if (item.type === "reasoning")
+        generation.reasoning = (generation.reasoning ?? "") + item.delta;
+      else generation.toolCalls.push(item.call);
+    }
+  });
+}
+
+/**
+ * One model call of a generation: streams `model` for `request`, showing
+ * partials in `durably.live` (deferred commits, ordered before whatever the
+ * caller commits next), and builds the assistant message. A failure is
+ * returned, never thrown: an error event as it is, an exception from the
+ * model (thrown by `stream` itself or by its iterator) as `thrownModelError`
+ * reads it, a stream without `done` or `error` as a non-retryable error.
+ * Only an abort of `signal` throws (its reason).
+ */
+export async function callModel(
+  session: Session,
+  model: Model,
+  request: ModelRequest,
+  taskId: TaskId,
+  attempt: number,
+  signal: AbortSignal,
+): Promise<CallEnd> {
+  const progress = liveProgress(session, request, taskId);
+  const show = (item: Progress): void => void progress.push(item).catch(() => undefined);
+  show({ type: "begin", attempt });
+  const draft = new AssistantDraft();
+  try {
+    for await (const event of model.stream(request, { signal })) {
+      switch (event.type) {
+        case "text":
+          if (event.delta === "") break;
+          draft.text(event.delta);
+          show({ type: "text", delta: event.delta });
+          break;
+        case "reasoning":
+          draft.reasoning(event);
+          if (event.delta !== "") show({ type: "reasoning", delta: event.delta });
+          break;
+        case "toolCall": {
+          const call = draft.toolCall(event);
+          show({
+            type: "toolCall",
+            call: { id: call.id, name: call.name, arguments: call.arguments },
+          });
+          break;
+        }
+        case "done":
+          return { type: "done", draft, stopReason: event.stopReason, usage: event.usage };
+        case "error": {
+          const { type: _type, ...error } = event;
+          return { type: "error", draft, error };
+        }
+      }
+    }
+    signal.throwIfAborted();
+    return {
+      type: "error",
+      draft,
+      error: {
+        message: "the model stream ended without a done or error event",
+        code: "NO_END",
+        kind: "invalid",
+        retryable: false,
+      },
+    };
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    return { type: "error", draft, error: thrownModelError(error) };
+  } finally {
+    await progress.settle().catch(() => undefined); // ordered before whatever commits next
+  }
+}
