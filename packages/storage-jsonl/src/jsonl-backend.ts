@@ -1,7 +1,6 @@
 import { StoragePoisoned } from "@durably/core";
 import {
   IndexedBackend,
-  isLiveAt,
   materializeRevisions,
   type BatchPlan,
   type CommitCall,
@@ -19,6 +18,8 @@ import { documentFile, taskFile } from "./line-format.js";
 import { Mutex } from "./mutex.js";
 import { removeSidecar, rewriteDocument, worthRewriting, type ReclaimContext } from "./reclaim.js";
 import { SerialQueue } from "./serial-queue.js";
+
+const NO_COPIES: ReadonlyMap<string, CurrentValue> = new Map();
 
 /** Where each write of a batch landed, as the index keeps it: a revision position. */
 function positions(seq: number, placements: readonly (Placement | undefined)[]) {
@@ -47,6 +48,8 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
   private poisoned = false;
   /** Files whose reclamation a commit authorised. */
   private readonly reclaimable = new Set<string>();
+  /** The values of the copies at a seq of the call being planned, read ahead (`valueAt`). */
+  private copySources: ReadonlyMap<string, CurrentValue> = NO_COPIES;
 
   constructor(
     private readonly fs: FileSystem,
@@ -98,11 +101,9 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
   private async commitNow(call: CommitCall): Promise<CommitOutcome> {
     if (this.poisoned) throw this.poisonError();
     const state = this.index;
-    const history = await this.readCopySources(call);
-    const plans = call.plan(
-      { ...this.planView(), valueAt: (id, at) => history.get(`${id}@${at}`) as CurrentValue },
-      state.lastSeq + 1,
-    );
+    this.copySources = await this.readCopySources(call);
+    const plans = call.plan(this.planView(), state.lastSeq + 1);
+    this.copySources = NO_COPIES;
     if (plans.length === 0) return { stored: 0 };
     const serialized = serializeCall(state, plans);
     try {
@@ -123,27 +124,29 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
 
   /**
    * The values copies at a seq will ask the planner's view for, read from
-   * the sidecars first (the view answers synchronously). Only readable
-   * history is read: the planner refuses the other copies from the index.
+   * the sidecars first (the view answers synchronously).
    */
-  private async readCopySources(call: CommitCall): Promise<Map<string, CurrentValue>> {
-    const values = new Map<string, CurrentValue>();
-    for (const { id, at } of call.needs().history) {
-      const doc = this.index.documents.get(id);
-      if (doc === undefined || at > this.index.lastSeq || !isLiveAt(doc.record, at)) continue;
-      if (doc.currentOnly && (doc.record.retiredAt !== undefined || at < doc.newestBaseSeq))
-        continue;
-      const snapshot = await this.document(id, at);
-      if (snapshot === undefined) continue;
-      const value =
-        snapshot.value ?? materializeRevisions(id, snapshot.revisions ?? [], snapshot.where);
-      values.set(`${id}@${at}`, value);
-    }
-    return values;
+  private async readCopySources(call: CommitCall): Promise<ReadonlyMap<string, CurrentValue>> {
+    let values: Map<string, CurrentValue> | undefined;
+    for (const batch of call.batches)
+      for (const write of batch) {
+        if (write.type !== "document.copy" || write.source.at === "current") continue;
+        const { id, at } = write.source;
+        // The index leaves out what is not live there or not kept: the planner refuses those.
+        const snapshot = await this.document(id, at);
+        const revisions = snapshot?.revisions;
+        const value =
+          snapshot?.value ?? (revisions && materializeRevisions(id, revisions, snapshot?.where));
+        if (value !== undefined) (values ??= new Map()).set(`${id}@${at}`, value);
+      }
+    return values ?? NO_COPIES;
   }
 
   protected valueAt(id: number, at: number): CurrentValue {
-    throw new Error(`JSONL storage: the value of document ${id} at seq ${at} was not read ahead`);
+    const value = this.copySources.get(`${id}@${at}`);
+    if (value === undefined)
+      throw new Error(`JSONL storage: the value of document ${id} at seq ${at} was not read ahead`);
+    return value;
   }
 
   protected history(

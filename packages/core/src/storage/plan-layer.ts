@@ -14,11 +14,12 @@ interface LayerDocument extends PlanDocument {
  * this layer is what lets a later write see an earlier one.
  */
 export class PlanLayer implements PlanView {
-  private readonly conversations = new Set<number>();
-  private readonly entries = new Set<number>();
-  private readonly documents = new Map<number, LayerDocument>();
+  // Made on first use: most calls write one or two kinds of record.
+  private conversations: Set<number> | undefined;
+  private entries: Set<number> | undefined;
+  private documents: Map<number, LayerDocument> | undefined;
   /** Address key to the incarnation last created there in this layer. */
-  private readonly addresses = new Map<string, number>();
+  private addresses: Map<string, number> | undefined;
 
   constructor(private readonly below: PlanView) {}
 
@@ -27,27 +28,26 @@ export class PlanLayer implements PlanView {
   }
 
   hasConversation(id: number): boolean {
-    return this.conversations.has(id) || this.below.hasConversation(id);
+    return this.conversations?.has(id) === true || this.below.hasConversation(id);
   }
 
   hasEntry(id: number): boolean {
-    return this.entries.has(id) || this.below.hasEntry(id);
+    return this.entries?.has(id) === true || this.below.hasEntry(id);
   }
 
   document(id: number): PlanDocument | undefined {
-    return this.documents.get(id) ?? this.below.document(id);
+    return this.documents?.get(id) ?? this.below.document(id);
   }
 
   current(id: number): CurrentValue {
-    return this.documents.get(id)?.current ?? this.below.current(id);
+    return this.documents?.get(id)?.current ?? this.below.current(id);
   }
 
   liveAt(address: DocumentAddress): number | undefined {
-    const key = addressKey(address);
-    const created = this.addresses.get(key);
+    const created = this.addresses?.get(addressKey(address));
     const id = created ?? this.below.liveAt(address);
     if (id === undefined) return undefined;
-    return this.documents.get(id)?.retiredAt === undefined ? id : undefined;
+    return this.documents?.get(id)?.retiredAt === undefined ? id : undefined;
   }
 
   valueAt(id: number, at: number): CurrentValue {
@@ -55,11 +55,11 @@ export class PlanLayer implements PlanView {
   }
 
   addConversation(id: number): void {
-    this.conversations.add(id);
+    (this.conversations ??= new Set()).add(id);
   }
 
   addEntry(id: number): void {
-    this.entries.add(id);
+    (this.entries ??= new Set()).add(id);
   }
 
   createDocument(
@@ -69,14 +69,14 @@ export class PlanLayer implements PlanView {
     currentOnly: boolean,
     current: CurrentValue,
   ): void {
-    this.documents.set(id, {
+    (this.documents ??= new Map()).set(id, {
       createdAt,
       retiredAt: undefined,
       currentOnly,
       newestBaseSeq: createdAt,
       current,
     });
-    this.addresses.set(addressKey(address), id);
+    (this.addresses ??= new Map()).set(addressKey(address), id);
   }
 
   changeDocument(
@@ -85,18 +85,32 @@ export class PlanLayer implements PlanView {
     current: CurrentValue,
     newestBaseSeq: number,
   ): void {
-    const own = this.documents.get(id);
+    const own = this.documents?.get(id);
     if (own !== undefined) {
       own.current = current;
       own.newestBaseSeq = newestBaseSeq;
-    } else this.documents.set(id, { ...doc, current, newestBaseSeq });
+    } else (this.documents ??= new Map()).set(id, layerCopy(doc, current, newestBaseSeq));
   }
 
   retireDocument(id: number, doc: PlanDocument, seq: number): void {
-    const own = this.documents.get(id);
+    const own = this.documents?.get(id);
     if (own !== undefined) {
       own.retiredAt = seq;
       own.current = undefined;
-    } else this.documents.set(id, { ...doc, retiredAt: seq, current: undefined });
+    } else {
+      const copy = layerCopy(doc, undefined, doc.newestBaseSeq);
+      copy.retiredAt = seq;
+      (this.documents ??= new Map()).set(id, copy);
+    }
   }
+}
+
+/** A stored document's state taken into a layer (only the fields: views may hand out richer objects). */
+function layerCopy(
+  doc: PlanDocument,
+  current: CurrentValue | undefined,
+  newestBaseSeq: number,
+): LayerDocument {
+  const { createdAt, retiredAt, currentOnly } = doc;
+  return { createdAt, retiredAt, currentOnly, newestBaseSeq, current };
 }

@@ -27,7 +27,7 @@ import * as reads from "./index-reads.js";
 import type { IndexedDocument, MemoryIndex } from "./memory-index.js";
 
 /**
- * The planner's view of an index: what it holds now. `valueAt` answers the
+ * The planner's view of an index, reading it live. `valueAt` answers the
  * historical values copies ask for (the index keeps only current values).
  */
 export function indexPlanView<R>(
@@ -35,7 +35,9 @@ export function indexPlanView<R>(
   valueAt: (id: number, at: number) => CurrentValue,
 ): PlanView {
   return {
-    lastSeq: index.lastSeq,
+    get lastSeq() {
+      return index.lastSeq;
+    },
     hasConversation: (id) => index.conversations.has(id),
     hasEntry: (id) => index.entries.has(id),
     document: (id): PlanDocument | undefined => {
@@ -83,9 +85,11 @@ export abstract class IndexedBackend<R extends { seq: number }> implements Stora
   /** The planner's `valueAt`: a stored document's value at a past seq, synchronously. */
   protected abstract valueAt(id: number, at: number): CurrentValue;
 
-  /** The planner's view of what the index holds now. */
+  #view: PlanView | undefined;
+
+  /** The planner's view of what the index holds (one object: it reads the index live). */
   protected planView(): PlanView {
-    return indexPlanView(this.index, (id, at) => this.valueAt(id, at));
+    return (this.#view ??= indexPlanView(this.index, (id, at) => this.valueAt(id, at)));
   }
 
   mintId(): number {
