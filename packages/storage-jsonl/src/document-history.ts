@@ -1,21 +1,9 @@
 import { StorageCorrupted } from "@durably/core";
-import type { StoredRevision } from "@durably/core/storage";
+import { historyAt, type StoredRevision } from "@durably/core/storage";
 import type { FileSystem } from "./file-system.js";
 import type { JsonlDocument, RevisionRef } from "./jsonl-index.js";
 import { splitLines } from "./line-cursor.js";
 import { decodeRecord, documentFile, LineError } from "./line-format.js";
-
-/** Number of revisions with `seq <= at` (revisions are seq-ascending). */
-function countAtOrBefore(revisions: readonly RevisionRef[], at: number): number {
-  let lo = 0;
-  let hi = revisions.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((revisions[mid] as RevisionRef).seq <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /**
  * The revisions a read of `doc` at seq `at` needs, read back from its
@@ -30,10 +18,7 @@ export async function readHistory(
   at: number,
 ): Promise<{ revisions: StoredRevision[]; where: string }> {
   const file = documentFile(doc.record.id);
-  const end = countAtOrBefore(doc.revisions, at);
-  let start = end - 1;
-  while (start > 0 && !(doc.revisions[start] as RevisionRef).base) start--;
-  const wanted = doc.revisions.slice(Math.max(start, 0), end);
+  const wanted = historyAt(doc.revisions, at, (ref) => ref.base);
   return {
     revisions: await readRevisions(fs, directory, file, doc.record.id, wanted),
     where: file,

@@ -1,5 +1,6 @@
 import type { CommitCall, CommitOutcome, Maybe } from "@durably/core/storage";
 import {
+  historyAt,
   IndexedBackend,
   MemoryIndex,
   materializeRevisions,
@@ -16,17 +17,7 @@ function keep(write: ContentWrite, seq: number): StoredRevision {
   return { seq, content: write.content };
 }
 
-/** Index of the first revision with `seq > at` (revisions are seq-ascending). */
-function endAt(revisions: readonly StoredRevision[], at: number): number {
-  let lo = 0;
-  let hi = revisions.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((revisions[mid] as StoredRevision).seq <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const isBase = (revision: StoredRevision) => revision.content.kind === "base";
 
 /**
  * The memory backend: a `MemoryIndex` that keeps document revisions as
@@ -48,10 +39,7 @@ export class MemoryBackend extends IndexedBackend<StoredRevision> {
   }
 
   protected history(doc: IndexedDocument<StoredRevision>, at: number) {
-    const end = endAt(doc.revisions, at);
-    let start = end - 1;
-    while (start > 0 && doc.revisions[start]?.content.kind !== "base") start--;
-    return { revisions: doc.revisions.slice(Math.max(start, 0), end), where: WHERE };
+    return { revisions: historyAt(doc.revisions, at, isBase), where: WHERE };
   }
 
   protected valueAt(id: number, at: number): CurrentValue {

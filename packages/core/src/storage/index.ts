@@ -16,6 +16,7 @@ export { describeAddress } from "./refusals.js";
 export { detachBatches, type DetachedBatches } from "./detach.js";
 export { addressKey, isCurrentOnly, isLiveAt } from "./lifetimes.js";
 export {
+  historyAt,
   MemoryIndex,
   requestKey,
   type IndexedDocument,

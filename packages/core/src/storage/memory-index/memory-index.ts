@@ -144,3 +144,24 @@ export class MemoryIndex<R> {
 export function requestKey(conversationId: number, requestId: string): string {
   return `${conversationId}:${requestId}`;
 }
+
+/**
+ * The revisions a read at seq `at` needs, out of seq-ascending `revisions`:
+ * the newest base at or before `at` and the deltas after it up to `at`.
+ */
+export function historyAt<R extends { seq: number }>(
+  revisions: readonly R[],
+  at: number,
+  isBase: (revision: R) => boolean,
+): R[] {
+  let end = 0;
+  let hi = revisions.length;
+  while (end < hi) {
+    const mid = (end + hi) >>> 1;
+    if ((revisions[mid] as R).seq <= at) end = mid + 1;
+    else hi = mid;
+  }
+  let start = end - 1;
+  while (start > 0 && !isBase(revisions[start] as R)) start--;
+  return revisions.slice(Math.max(start, 0), end);
+}
