@@ -82,8 +82,11 @@ export class CheckedStorage implements Storage {
     return this.#backend.capabilities;
   }
 
-  /** Throws (so the caller rejects) when closed, failed or already aborted. */
-  #guard(options: CallOptions | undefined): StorageBackend {
+  /**
+   * Throws (so the caller rejects) when closed, failed or already aborted.
+   * Subclasses call it before an API of their own (an inspection query).
+   */
+  protected guard(options?: CallOptions): StorageBackend {
     const backend = this.#backend;
     if (this.#closing !== undefined) throw new StorageClosed(`${backend.name} is closed`);
     const failure = backend.failure?.();
@@ -112,7 +115,7 @@ export class CheckedStorage implements Storage {
   ): Promise<CommitResult> {
     let call: PlannedCall;
     try {
-      this.#guard(options);
+      this.guard(options);
       if (!Array.isArray(batches))
         throw new TypeError("commit: batches must be an array of batches");
       if (typeof receive !== "function") throw new TypeError("commit: receive must be a function");
@@ -149,14 +152,14 @@ export class CheckedStorage implements Storage {
   }
 
   async mintId(options?: CallOptions): Promise<number> {
-    return this.#guard(options).mintId();
+    return this.guard(options).mintId();
   }
 
   async conversation(
     id: ConversationId,
     options?: CallOptions,
   ): Promise<ConversationRecord | undefined> {
-    const found = await this.#guard(options).conversation(checkId("conversation id", id));
+    const found = await this.guard(options).conversation(checkId("conversation id", id));
     return found && this.#out(found);
   }
 
@@ -166,7 +169,7 @@ export class CheckedStorage implements Storage {
     cursor?: Cursor,
     options?: CallOptions,
   ): Promise<Page<ConversationRecord>> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const scan = conversationScan(query, limit, cursor);
     const rows = await backend.scanConversations(scan.filter, pageRange(scan));
     return this.#page(scan, query, rows);
@@ -176,7 +179,7 @@ export class CheckedStorage implements Storage {
     id: EntryId,
     options?: CallOptions,
   ): Promise<{ entry: EntryRecord; commitSeq: Seq } | undefined> {
-    const found = await this.#guard(options).entry(checkId("entry id", id));
+    const found = await this.guard(options).entry(checkId("entry id", id));
     return found && { entry: this.#out(found.entry), commitSeq: found.commitSeq as Seq };
   }
 
@@ -185,7 +188,7 @@ export class CheckedStorage implements Storage {
     atOrBefore?: EntryId,
     options?: CallOptions,
   ): Promise<EntryRecord | undefined> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     checkId("conversationId", conversationId);
     const ceiling =
       atOrBefore === undefined ? Number.MAX_SAFE_INTEGER : checkId("atOrBefore", atOrBefore);
@@ -203,7 +206,7 @@ export class CheckedStorage implements Storage {
     cursor?: Cursor,
     options?: CallOptions,
   ): Promise<Page<EntryRecord>> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const scan = entryScan(query, limit, cursor);
     const { conversationId, min, max } = scan.filter;
     // Conversations never change once stored, so walking the ancestry in several reads is consistent.
@@ -218,7 +221,7 @@ export class CheckedStorage implements Storage {
   }
 
   async task(id: TaskId, options?: CallOptions): Promise<TaskRecord | undefined> {
-    const found = await this.#guard(options).task(checkId("task id", id));
+    const found = await this.guard(options).task(checkId("task id", id));
     return found && this.#out(found);
   }
 
@@ -228,14 +231,14 @@ export class CheckedStorage implements Storage {
     cursor?: Cursor,
     options?: CallOptions,
   ): Promise<Page<TaskRecord>> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const scan = taskScan(query, limit, cursor);
     const rows = await backend.scanTasks(scan.filter, pageRange(scan));
     return this.#page(scan, query, rows);
   }
 
   async submission(id: SubmissionId, options?: CallOptions): Promise<SubmissionRecord | undefined> {
-    const found = await this.#guard(options).submission(checkId("submission id", id));
+    const found = await this.guard(options).submission(checkId("submission id", id));
     return found && this.#out(found);
   }
 
@@ -245,7 +248,7 @@ export class CheckedStorage implements Storage {
     cursor?: Cursor,
     options?: CallOptions,
   ): Promise<Page<SubmissionRecord>> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const scan = submissionScan(query, limit, cursor);
     const rows = await backend.scanSubmissions(scan.filter, pageRange(scan));
     return this.#page(scan, query, rows);
@@ -256,7 +259,7 @@ export class CheckedStorage implements Storage {
     requestId: string,
     options?: CallOptions,
   ): Promise<SubmissionRecord | undefined> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     checkId("conversationId", conversationId);
     if (typeof requestId !== "string")
       throw new StorageRequestError(
@@ -272,7 +275,7 @@ export class CheckedStorage implements Storage {
     at: Seq | "current",
     options?: CallOptions,
   ): Promise<DocumentRecord | undefined> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const when = checkAt(at);
     const found = await backend.findDocument(checkAddress(address), when);
     return found !== undefined && isLiveAt(found, when) ? this.#out(found) : undefined;
@@ -283,7 +286,7 @@ export class CheckedStorage implements Storage {
     at: Seq | "current",
     options?: CallOptions,
   ): Promise<MaterializedDocument | undefined> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const when = checkAt(at);
     const snapshot = await backend.document(checkId("document id", id), when);
     if (snapshot === undefined || !isLiveAt(snapshot.record, when)) return undefined;
@@ -309,7 +312,7 @@ export class CheckedStorage implements Storage {
     cursor?: Cursor,
     options?: CallOptions,
   ): Promise<Page<DocumentRecord>> {
-    const backend = this.#guard(options);
+    const backend = this.guard(options);
     const scan = documentScan(query, limit, cursor);
     const rows = await backend.scanDocuments(scan.filter, pageRange(scan));
     return this.#page(scan, query, rows);

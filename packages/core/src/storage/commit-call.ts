@@ -51,17 +51,18 @@ export class PlannedCall implements CommitCall {
     receive: (index: number, seq: number) => void,
     backend: string,
   ): CommitResult {
+    const { stored, conflict } = outcome;
     let plans = this.#plans;
     if (plans === undefined) {
-      // Nothing to plan: an empty call, or one whose first batch failed detachment.
-      if (this.batches.length > 0)
+      // Nothing planned: an empty call, one whose first batch failed detachment, or a conflict at batch 0.
+      if (this.batches.length > 0 && (stored !== 0 || conflict?.batchIndex !== 0))
         throw new Error(`${backend}: commit resolved without planning the call (call.plan)`);
       plans = [];
       if (this.invalid !== undefined) this.#refused = refuse(0, this.invalid);
     }
-    const { stored, conflict } = outcome;
     const expected = conflict === undefined ? plans.length : conflict.batchIndex;
-    if (stored !== expected || (conflict !== undefined && conflict.batchIndex >= plans.length))
+    const planned = Math.max(plans.length, conflict === undefined ? 0 : 1);
+    if (stored !== expected || (conflict !== undefined && conflict.batchIndex >= planned))
       throw new Error(
         `${backend}: commit reported ${stored} stored batches${conflict ? ` and a conflict in batch ${conflict.batchIndex}` : ""}, of ${plans.length} planned`,
       );
@@ -78,6 +79,12 @@ export class PlannedCall implements CommitCall {
 function conflictProblem(batches: readonly Batch[], conflict: WriteConflict): BatchProblem {
   const i = conflict.writeIndex;
   const write = batches[conflict.batchIndex]?.[i];
+  if (conflict.kind === "unstorable" && write !== undefined)
+    return refusals.tooLarge(
+      i,
+      `batches[${conflict.batchIndex}][${i}]`,
+      conflict.detail ?? "the engine could not serialise it",
+    );
   switch (write?.type) {
     case "conversation":
       if (conflict.kind === "conversation-exists")

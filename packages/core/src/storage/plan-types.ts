@@ -112,14 +112,19 @@ export interface BatchPlan {
 }
 
 /**
- * A uniqueness a backend left to its apply step (see `PlanView`) that failed
- * there: `writeIndex` of batch `batchIndex` creates an id or takes an
- * address that is already stored. The front turns it into the refusal.
+ * Why a backend could not store write `writeIndex` of batch `batchIndex`
+ * after planning: a uniqueness it left to its apply step (see `PlanView`)
+ * failed there (the write creates an id or takes an address that is already
+ * stored), or the value cannot be encoded for it (`unstorable`: too large for
+ * the engine to serialise). The front turns it into the refusal of that batch.
  */
 export interface WriteConflict {
   batchIndex: number;
   writeIndex: number;
-  kind: "conversation-exists" | "entry-exists" | "document-exists" | "address-occupied";
+  kind:
+    "conversation-exists" | "entry-exists" | "document-exists" | "address-occupied" | "unstorable";
   /** For `address-occupied`: the live incarnation holding the address, when known. */
   holder?: number;
+  /** For `unstorable`: what the encoder said (a `RangeError` message). */
+  detail?: string;
 }
