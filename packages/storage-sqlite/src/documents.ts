@@ -1,13 +1,8 @@
+import { StorageCorrupted, type DocumentContent, type Op } from "@durably/core";
 import {
-  StorageCorrupted,
-  StorageRequestError,
-  type DocumentContent,
-  type Json,
-  type Op,
-} from "@durably/core";
-import {
-  historyUnavailable,
   materializeRevisions,
+  type CurrentValue,
+  type PlanDocument,
   type StoredRevision,
 } from "@durably/core/storage";
 import {
@@ -52,56 +47,47 @@ export function newestAtAddress(
   return row === undefined ? undefined : rows.documentAt(row, kind, scope, key);
 }
 
-/** A document's value at one point: what `document()` returns besides the record. */
-export interface MaterializedValue {
-  version: number;
-  value: Json;
-  deltasSinceBase: number;
-}
-
-/** A live document's current value plus what writes need to know about it. */
-export interface DocumentValue extends MaterializedValue {
-  rewindable: number;
-}
-
 export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
   if (at === "current") return row.retired_at === null;
   return row.created_at <= at && (row.retired_at === null || at < row.retired_at);
 }
 
 /**
- * Materialises an incarnation already known to be live at `at` from its
- * revision rows: the newest base at or before `at` plus its delta tail, one
- * index range on `document_revisions`. Current-only documents answer only
- * at or after their newest base, and not at all once retired (their
- * revisions are reclaimed), whether or not the rows are physically gone.
+ * The revision rows a read at `at` needs, verified: the newest base at or
+ * before `at` and its deltas up to `at`, one index range on
+ * `document_revisions`. Where there is no such base (reclaimed history),
+ * the range starts at 0 and materialisation reports the missing base.
  */
-export function readDocumentRows(
+export function readRevisionRows(
   db: SqliteStatements,
   rows: RowReader,
   row: DocumentRow,
   at: number | "current",
-): MaterializedValue {
+): StoredRevision[] {
   const id = row.id;
-  if (row.rewindable === 0 && at !== "current") {
-    if (row.retired_at !== null)
-      throw new StorageRequestError(
-        "history-unavailable",
-        `document ${id} keeps only its current value and was retired at seq ${row.retired_at}: seq ${at} is no longer readable`,
-      );
-    if (at < row.base_seq) throw historyUnavailable(id, at, row.base_seq);
-  }
   let from = row.base_seq;
-  if (at !== "current" && at < row.base_seq) {
-    // A rewindable read before the newest base: walk back to the base that governs `at`.
-    // No base at all leaves `from` at 0, and materialisation reports the missing base.
+  if (at !== "current" && at < row.base_seq)
+    // A read before the newest base: walk back to the base that governs `at`.
     from = db.get<{ seq: number }>(NEWEST_BASE_AT, [id, at])?.seq ?? 0;
-  }
   const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
-  const revisions: StoredRevision[] = db
+  return db
     .all<RevisionRow>(REVISION_RANGE, [id, from, upper])
     .map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
-  return materializeRevisions(id, revisions, `${rows.file}: table document_revisions`);
+}
+
+/** Where revisions are, for a corruption report. */
+export function revisionsWhere(rows: RowReader): string {
+  return `${rows.file}: table document_revisions`;
+}
+
+/** An incarnation's value at `at` (already known to be readable there), from its revision rows. */
+export function valueFromRows(
+  db: SqliteStatements,
+  rows: RowReader,
+  row: DocumentRow,
+  at: number | "current",
+): CurrentValue {
+  return materializeRevisions(row.id, readRevisionRows(db, rows, row, at), revisionsWhere(rows));
 }
 
 function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): DocumentContent {
@@ -116,39 +102,45 @@ function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): D
   );
 }
 
+/** A live document as a commit needs it: its lifetime, the seq of its newest base and its value. */
+export interface KnownDocument extends PlanDocument {
+  retiredAt: undefined;
+  value: CurrentValue;
+}
+
 /**
- * Committed current values of recently written documents, so a delta can be
- * checked against (and applied to) the current value without reading the
- * revision tail back. Bounded: a miss is one materialisation.
+ * Committed state of recently written documents, so a delta is checked
+ * against (and applied to) the current value without reading the revision
+ * tail back. Bounded: a miss costs one row read and one materialisation.
  */
-export class CurrentValues {
-  readonly #values = new Map<number, DocumentValue>();
+export class KnownDocuments {
+  readonly #documents = new Map<number, KnownDocument>();
   readonly #limit: number;
 
   constructor(limit = 1024) {
     this.#limit = limit;
   }
 
-  get(id: number): DocumentValue | undefined {
-    const value = this.#values.get(id);
-    if (value !== undefined) {
+  get(id: number): KnownDocument | undefined {
+    const known = this.#documents.get(id);
+    if (known !== undefined) {
       // Refresh recency: Map iteration order is insertion order.
-      this.#values.delete(id);
-      this.#values.set(id, value);
+      this.#documents.delete(id);
+      this.#documents.set(id, known);
     }
-    return value;
+    return known;
   }
 
-  set(id: number, value: DocumentValue): void {
-    this.#values.delete(id);
-    this.#values.set(id, value);
-    if (this.#values.size > this.#limit) {
-      const oldest = this.#values.keys().next();
-      if (!oldest.done) this.#values.delete(oldest.value);
+  set(id: number, known: KnownDocument): void {
+    this.#documents.delete(id);
+    this.#documents.set(id, known);
+    if (this.#documents.size > this.#limit) {
+      const oldest = this.#documents.keys().next();
+      if (!oldest.done) this.#documents.delete(oldest.value);
     }
   }
 
   delete(id: number): void {
-    this.#values.delete(id);
+    this.#documents.delete(id);
   }
 }

@@ -49,6 +49,7 @@ import {
 import { checkAddress } from "./scope.js";
 
 const settled = (): void => undefined;
+const NO_CAPABILITIES: StorageCapabilities = Object.freeze({});
 
 /** The rows a backend reads for one page: one more than the page holds, proving whether more follow. */
 function pageRange(scan: CheckedScan<unknown>): IdRange {
@@ -78,8 +79,8 @@ export class CheckedStorage implements Storage {
     this.#backend = backend;
   }
 
-  get capabilities(): StorageCapabilities | undefined {
-    return this.#backend.capabilities;
+  get capabilities(): StorageCapabilities {
+    return this.#backend.capabilities ?? NO_CAPABILITIES;
   }
 
   /**

@@ -111,6 +111,7 @@ function conflictProblem(batches: readonly Batch[], conflict: WriteConflict): Ba
 export function collectNeeds(batches: readonly Batch[]): PlanNeeds {
   const conversations = new Set<number>();
   const documents = new Set<number>();
+  const values = new Set<number>();
   const newConversations = new Set<number>();
   const newEntries = new Set<number>();
   const newDocuments = new Set<number>();
@@ -141,11 +142,16 @@ export function collectNeeds(batches: readonly Batch[]): PlanNeeds {
           });
           if (write.type === "document.copy") {
             const { id, at } = write.source;
-            if (at === "current") documents.add(id);
-            else history.push({ id, at });
+            if (at === "current") {
+              documents.add(id);
+              values.add(id);
+            } else history.push({ id, at });
           }
           break;
         case "document.change":
+          documents.add(write.id);
+          if (write.content.kind === "delta") values.add(write.id);
+          break;
         case "document.retire":
           documents.add(write.id);
           break;
@@ -153,6 +159,7 @@ export function collectNeeds(batches: readonly Batch[]): PlanNeeds {
   return {
     conversations,
     documents,
+    values,
     newConversations,
     newEntries,
     newDocuments,

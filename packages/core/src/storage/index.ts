@@ -14,7 +14,7 @@ export { planBatch, isProblem } from "./plan-batch.js";
 export { collectNeeds } from "./commit-call.js";
 export { describeAddress } from "./refusals.js";
 export { detachBatches, type DetachedBatches } from "./detach.js";
-export { addressKey, isCurrentOnly, isLiveAt } from "./lifetimes.js";
+export { addressKey, isCurrentOnly, isHistoryKept, isLiveAt } from "./lifetimes.js";
 export {
   historyAt,
   MemoryIndex,

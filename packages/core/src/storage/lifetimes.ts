@@ -23,3 +23,22 @@ export function isLiveAt(
 export function addressKey(address: Pick<DocumentAddress, "kind" | "scope" | "key">): string {
   return JSON.stringify([address.kind, scopeKey(address.scope), address.key ?? null]);
 }
+
+/**
+ * Whether a document keeps its value at seq `at`: it is live there, and, if
+ * it keeps only its current value, it is not retired and `at` is not before
+ * its newest base. Reads and copies of history that is not kept are refused;
+ * backends use this to skip reading it.
+ */
+export function isHistoryKept(
+  doc: {
+    createdAt: number;
+    retiredAt?: number | undefined;
+    currentOnly: boolean;
+    newestBaseSeq: number;
+  },
+  at: number,
+): boolean {
+  if (!isLiveAt(doc, at)) return false;
+  return !doc.currentOnly || (doc.retiredAt === undefined && at >= doc.newestBaseSeq);
+}

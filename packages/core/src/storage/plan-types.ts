@@ -63,8 +63,10 @@ export interface PlanView {
 export interface PlanNeeds {
   /** Conversations the writes refer to (parents, and the conversation of each entry, task and submission). */
   conversations: ReadonlySet<number>;
-  /** Documents changed, retired or copied at "current": their state and current value. */
+  /** Documents changed, retired or copied at "current": their state (`document`). */
   documents: ReadonlySet<number>;
+  /** Of those, the ones whose current value the planner needs (`current`): delta targets, copies at "current". */
+  values: ReadonlySet<number>;
   /** Ids the writes create (answers may be optimistic, see `PlanView`). */
   newConversations: ReadonlySet<number>;
   newEntries: ReadonlySet<number>;

@@ -290,6 +290,7 @@ describe("planBatch plans what to store", () => {
     expect([...needs.newEntries]).toEqual([10]);
     expect([...needs.newDocuments]).toEqual([11]);
     expect([...needs.documents].sort()).toEqual([4, 5]);
+    expect([...needs.values]).toEqual([4]);
     expect(needs.history).toEqual([{ id: 4, at: 2 }]);
     expect(needs.addresses).toEqual([
       { kind: "copied", scope: { kind: "conversation", conversationId: 1 } },

@@ -21,7 +21,7 @@ import type {
 import type { EntryRange } from "../ancestry.js";
 import type { StoredRevision } from "../materialize.js";
 import type { CurrentValue, PlanDocument, PlanView } from "../plan-types.js";
-import { isLiveAt } from "../lifetimes.js";
+import { isHistoryKept, isLiveAt } from "../lifetimes.js";
 import type { DocumentAddress, Order, StorageCapabilities } from "../port.js";
 import * as reads from "./index-reads.js";
 import type { IndexedDocument, MemoryIndex } from "./memory-index.js";
@@ -155,10 +155,10 @@ export abstract class IndexedBackend<R extends { seq: number }> implements Stora
     const newest = doc.revisions[doc.revisions.length - 1]?.seq ?? record.createdAt;
     if (current !== undefined && (at === "current" || at >= newest))
       return { record, newestBaseSeq, value: current };
-    // Reclaimed history: the front rejects the read from the record alone.
+    // History that is not kept: the front rejects the read from the record alone.
     if (
       at === "current" ||
-      (doc.currentOnly && (record.retiredAt !== undefined || at < newestBaseSeq))
+      !isHistoryKept({ ...record, currentOnly: doc.currentOnly, newestBaseSeq }, at)
     )
       return bare;
     const found = this.history(doc, at);
