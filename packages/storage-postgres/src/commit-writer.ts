@@ -84,37 +84,12 @@ export class CommitWriter {
     const outcome = await this.#run(plans, statements, call.batches, mintedHighWater);
     for (let i = 0; i < outcome.stored; i++) {
       const plan = plans[i] as BatchPlan;
-      this.#adopt(plan, view);
+      for (const w of plan.writes)
+        if (w.type === "conversation") this.#known.addConversation(w.value.id);
+      this.#known.documents.adopt(plan, (id) => view.document(id));
       adopt(plan.highestId);
     }
     return outcome;
-  }
-
-  /** Remembers what a stored plan made true: its conversations, its documents' states. */
-  #adopt(plan: BatchPlan, view: PlanView): void {
-    const known = this.#known;
-    for (const w of plan.writes) {
-      if (w.type === "conversation") known.addConversation(w.value.id);
-      else if (w.type === "document.create")
-        known.setDocument(w.record.id, {
-          createdAt: plan.seq,
-          retiredAt: undefined,
-          currentOnly: w.currentOnly,
-          newestBaseSeq: plan.seq,
-          current: { version: w.content.version, value: w.content.value, deltasSinceBase: 0 },
-        });
-      else if (w.type === "document.change") {
-        const before = known.document(w.id) ?? view.document(w.id);
-        if (before === undefined) continue;
-        known.setDocument(w.id, {
-          createdAt: before.createdAt,
-          retiredAt: undefined,
-          currentOnly: w.currentOnly,
-          newestBaseSeq: w.content.kind === "base" ? plan.seq : before.newestBaseSeq,
-          current: w.after,
-        });
-      } else if (w.type === "document.retire") known.forgetDocument(w.id);
-    }
   }
 
   /** The counters statement for `stored` batches. */
@@ -229,7 +204,9 @@ export class CommitWriter {
     const missingConversations = [...needs.conversations].filter(
       (id) => !known.hasConversation(id),
     );
-    const missingDocuments = [...needs.documents].filter((id) => known.document(id) === undefined);
+    const missingDocuments = [...needs.documents].filter(
+      (id) => known.documents.get(id) === undefined,
+    );
     if (missingConversations.length > 0) {
       const found = await query<{ id: number }>(
         this.#client,
@@ -249,7 +226,8 @@ export class CommitWriter {
       )) {
         const live = doc.row.retired_at === null;
         const state = rowState(doc.row, live ? materialize(this.#session, doc) : undefined);
-        if (live) known.setDocument(id, state);
+        if (state.current !== undefined)
+          known.documents.set(id, { ...state, retiredAt: undefined, current: state.current });
         loaded.set(id, state);
       }
     const history = new Map<string, CurrentValue>();
@@ -259,7 +237,7 @@ export class CommitWriter {
       );
       if (doc === undefined) continue;
       const state = loaded.get(id) ?? rowState(doc.row);
-      loaded.set(id, known.document(id) ?? state);
+      loaded.set(id, known.documents.get(id) ?? state);
       // Only history that is kept: the planner refuses the other copies from the state alone.
       if (isHistoryKept(state, at)) history.set(`${id}@${at}`, materialize(this.#session, doc));
     }
@@ -268,8 +246,8 @@ export class CommitWriter {
       lastSeq,
       hasConversation: (id) => known.hasConversation(id),
       hasEntry: () => false,
-      document: (id) => known.document(id) ?? loaded.get(id),
-      current: (id) => (known.document(id) ?? loaded.get(id))?.current as CurrentValue,
+      document: (id) => known.documents.get(id) ?? loaded.get(id),
+      current: (id) => (known.documents.get(id) ?? loaded.get(id))?.current as CurrentValue,
       liveAt: () => undefined,
       valueAt: (id, at) => history.get(`${id}@${at}`) as CurrentValue,
     };

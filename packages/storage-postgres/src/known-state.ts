@@ -1,4 +1,4 @@
-import type { CurrentValue, PlanDocument } from "@durably/core/storage";
+import { KnownDocuments, type CurrentValue, type PlanDocument } from "@durably/core/storage";
 import type { DocumentRow } from "./rows.js";
 
 /** What a commit needs to know about a document that exists: its lifetime, newest base and (live) value. */
@@ -26,12 +26,7 @@ export function rowState(row: DocumentRow, current?: CurrentValue): DocumentStat
  */
 export class KnownState {
   readonly #conversations = new Set<number>();
-  readonly #documents = new Map<number, DocumentState>();
-  readonly #limit: number;
-
-  constructor(limit = 1024) {
-    this.#limit = limit;
-  }
+  readonly documents = new KnownDocuments();
 
   hasConversation(id: number): boolean {
     return this.#conversations.has(id);
@@ -41,29 +36,5 @@ export class KnownState {
     // Forgetting costs a lookup later, never a wrong answer: conversations are never deleted.
     if (this.#conversations.size >= 65_536) this.#conversations.clear();
     this.#conversations.add(id);
-  }
-
-  document(id: number): DocumentState | undefined {
-    const state = this.#documents.get(id);
-    if (state !== undefined) {
-      // Refresh recency: Map iteration order is insertion order.
-      this.#documents.delete(id);
-      this.#documents.set(id, state);
-    }
-    return state;
-  }
-
-  setDocument(id: number, state: DocumentState): void {
-    this.#documents.delete(id);
-    if (state.retiredAt !== undefined) return;
-    this.#documents.set(id, state);
-    if (this.#documents.size > this.#limit) {
-      const oldest = this.#documents.keys().next();
-      if (!oldest.done) this.#documents.delete(oldest.value);
-    }
-  }
-
-  forgetDocument(id: number): void {
-    this.#documents.delete(id);
   }
 }
