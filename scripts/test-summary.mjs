@@ -29,3 +29,18 @@ export function formatSummary(statuses) {
   );
   return lines.join("\n");
 }
+
+/**
+ * The exit code of `npm test`: the check run's own, so a real failure always
+ * fails; with `requireAll`, a suite skipped for a missing tool fails a run
+ * that otherwise passed. Returns the code and, when the skip decided it, why.
+ */
+export function finalExit(checkCode, statuses, requireAll) {
+  const missing = statuses.filter((s) => !s.available);
+  if (checkCode === 0 && requireAll && missing.length > 0)
+    return {
+      code: 1,
+      why: "Failing: every suite must run here (--require-all or DURABLY_TEST_REQUIRE_ALL=1).",
+    };
+  return { code: checkCode };
+}

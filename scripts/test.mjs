@@ -20,7 +20,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { describeStatuses, prepareSystem, setupOptions } from "./system-setup.mjs";
 import { STATUS_ENV } from "./system-tools.mjs";
-import { formatSummary } from "./test-summary.mjs";
+import { finalExit, formatSummary } from "./test-summary.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const started = Date.now();
@@ -33,20 +33,15 @@ const seconds = () => `${Math.round((Date.now() - started) / 1000)}s`;
 const statuses = prepareSystem(options);
 console.log(describeStatuses(statuses));
 
-function finish(code) {
-  const missing = statuses.filter((s) => !s.available);
+function finish(checkCode) {
   mkdirSync(path.join(root, ".tools"), { recursive: true });
   writeFileSync(
     path.join(root, ".tools", "system-tools.json"),
     `${JSON.stringify({ at: new Date().toISOString(), statuses }, null, 2)}\n`,
   );
   console.log(`\n${formatSummary(statuses)}`);
-  if (code === 0 && requireAll && missing.length > 0) {
-    console.log(
-      "Failing: every suite must run here (--require-all or DURABLY_TEST_REQUIRE_ALL=1).",
-    );
-    code = 1;
-  }
+  const { code, why } = finalExit(checkCode, statuses, requireAll);
+  if (why !== undefined) console.log(why);
   console.log(`--- npm test finished in ${seconds()} (exit ${code})`);
   process.exit(code);
 }

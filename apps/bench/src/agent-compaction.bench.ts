@@ -10,9 +10,7 @@
 //   node --conditions=@durably/source --import tsx apps/bench/src/agent-compaction.bench.ts [--smoke]
 //
 // Writes <repo>/bench-results/agent-compaction.json (or BENCH_OUT) and prints a table.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { join } from "node:path";
 import {
   contentText,
   Harness,
@@ -22,17 +20,17 @@ import {
   type ModelStreamOptions,
 } from "@durably/core";
 import { openSqliteStorage } from "@durably/storage-sqlite";
-import { bytesOnDisk, repoRoot, Scratch } from "./paths.js";
+import { bytesOnDisk, Scratch } from "./paths.js";
 import { median } from "./stats.js";
 import { int, ms, textTable } from "./table.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
-const smoke = process.argv.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags();
 const TURNS = smoke ? 60 : 2_000;
 /** The uncompacted side grows per turn; half the turns show it without doubling the run. */
 const UNCOMPACTED_TURNS = smoke ? 40 : 600;
 const EVERY = smoke ? 20 : 200;
 const KEEP = smoke ? 4 : 20;
-const outDir = process.env.BENCH_OUT ?? join(repoRoot(), "bench-results");
 
 const QUESTION = (n: number): string =>
   `Question ${n}: ${"please look at the next part of the log and tell me what changed; ".repeat(3)}`;
@@ -185,15 +183,14 @@ try {
           : ""
       }`,
     );
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "agent-compaction.json"),
-    JSON.stringify(
-      { smoke, turns: TURNS, every: EVERY, keepLastTurns: KEEP, load: loadavg(), sides },
-      null,
-      2,
-    ) + "\n",
-  );
+  writeReport(outDir, "agent-compaction.json", {
+    smoke,
+    turns: TURNS,
+    every: EVERY,
+    keepLastTurns: KEEP,
+    load: loadavg(),
+    sides,
+  });
 } finally {
   scratch.dispose();
 }

@@ -1,5 +1,4 @@
-import { join } from "node:path";
-import { repoRoot } from "./paths.js";
+import { scriptFlags } from "./script-flags.js";
 
 /** How big a run is. The full run is what the README quotes; smoke only proves the bench works. */
 export interface BenchConfig {
@@ -51,12 +50,6 @@ export function configFrom(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): BenchConfig {
-  const smoke =
-    argv.includes("--smoke") || (env.BENCH_SMOKE !== undefined && env.BENCH_SMOKE !== "0");
-  const outFlag = argv.indexOf("--out");
-  const outArg = outFlag >= 0 ? argv[outFlag + 1] : undefined;
-  if (outFlag >= 0 && (outArg === undefined || outArg.startsWith("--")))
-    throw new TypeError("--out needs a directory");
-  const outDir = outArg ?? env.BENCH_OUT ?? join(repoRoot(), "bench-results");
+  const { smoke, outDir } = scriptFlags(argv, env);
   return { smoke, outDir, ...(smoke ? SMOKE : FULL) };
 }

@@ -7,9 +7,7 @@
 //   node --conditions=@durably/source --import tsx apps/bench/src/harness-stream.bench.ts [--smoke]
 //
 // Writes <repo>/bench-results/harness-stream.json (or BENCH_OUT) and prints a table.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
 import {
   defineDoc,
   Harness,
@@ -25,15 +23,15 @@ import {
 import { openJsonlStorage } from "@durably/storage-jsonl";
 import { MemoryStorage } from "@durably/storage-memory";
 import { openSqliteStorage } from "@durably/storage-sqlite";
-import { repoRoot, Scratch } from "./paths.js";
+import { Scratch } from "./paths.js";
 import { int, textTable } from "./table.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
-const smoke = process.argv.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags();
 const CHUNKS = smoke ? 500 : 10_000;
 /** The paced case streams at this rate, so it lasts CHUNKS / RATE seconds (5 s at full size). */
 const RATE = smoke ? 5_000 : 2_000;
 const WINDOW_MS = 1000;
-const outDir = process.env.BENCH_OUT ?? join(repoRoot(), "bench-results");
 
 interface Row {
   backend: string;
@@ -213,12 +211,13 @@ try {
   console.log(
     "storage calls of a harness case = submit + reserve + final commit and settle + deferred progress batches (at most one per window, plus the flush before the final commit)",
   );
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "harness-stream.json"),
-    JSON.stringify({ smoke, chunks: CHUNKS, rate: RATE, windowMs: WINDOW_MS, rows }, null, 2) +
-      "\n",
-  );
+  writeReport(outDir, "harness-stream.json", {
+    smoke,
+    chunks: CHUNKS,
+    rate: RATE,
+    windowMs: WINDOW_MS,
+    rows,
+  });
 } finally {
   scratch.dispose();
 }

@@ -11,19 +11,19 @@
 //
 // Writes <repo>/bench-results/langgraph-checkpointer.json (or BENCH_OUT) and prints a table.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { extname, join } from "node:path";
+import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { GRAPH_SIDES, type GraphSide, type GraphSideReport } from "./langgraph-graph-child.js";
-import { repoRoot, Scratch } from "./paths.js";
+import { Scratch } from "./paths.js";
 import { int, mib, textTable, times } from "./table.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
-const smoke = process.argv.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags();
 const STEPS = smoke ? 60 : 2000;
 /** Message text length: LangGraph's serializer writes each message as about 300 bytes of JSON. */
 const CONTENT_CHARS = 120;
-const outDir = process.env.BENCH_OUT ?? join(repoRoot(), "bench-results");
 const childPath = fileURLToPath(
   new URL(`./langgraph-graph-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 );
@@ -177,23 +177,15 @@ try {
     ...goalLines,
     `ceiling: with a checkpointer that stores nothing, LangGraph runs ${times(ceiling.wall)} the steps/s (${times(ceiling.cpu)} less CPU per step) of SqliteSaver in the last quarter; no checkpointer can beat that graph ratio`,
   ].join("\n");
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "langgraph-checkpointer.json"),
-    JSON.stringify(
-      {
-        smoke,
-        steps: STEPS,
-        contentChars: CONTENT_CHARS,
-        loadAverage: { start: started, end: loadavg()[0] },
-        sides,
-        goals,
-        ceiling,
-      },
-      null,
-      2,
-    ) + "\n",
-  );
+  writeReport(outDir, "langgraph-checkpointer.json", {
+    smoke,
+    steps: STEPS,
+    contentChars: CONTENT_CHARS,
+    loadAverage: { start: started, end: loadavg()[0] },
+    sides,
+    goals,
+    ceiling,
+  });
   process.stdout.write(text + "\n");
 } finally {
   scratch.dispose();

@@ -10,24 +10,21 @@
 //   node --conditions=@durably/source --import tsx apps/bench/src/model-adapter.bench.ts [--smoke]
 //
 // Writes <repo>/bench-results/model-adapter.json (or BENCH_OUT) and prints a table.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { join } from "node:path";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { startOpenAiTestServer } from "@durably/contract-tests";
 import { ROOT_CONVERSATION_ID, type ModelRequest } from "@durably/core";
 import { aiSdkModel } from "@durably/model-ai-sdk";
 import { streamText } from "ai";
-import { repoRoot } from "./paths.js";
 import { median } from "./stats.js";
 import { int, textTable } from "./table.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
-const smoke = process.argv.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags();
 const MEMORY_CHUNKS = smoke ? 2_000 : 50_000;
 const HTTP_CHUNKS = smoke ? 300 : 20_000;
 const ROUNDS = smoke ? 1 : 5;
-const outDir = process.env.BENCH_OUT ?? join(repoRoot(), "bench-results");
 
 const USAGE = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -191,11 +188,7 @@ try {
   console.log(
     "The HTTP rows include the local server writing the SSE in this same process, for every side alike.",
   );
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "model-adapter.json"),
-    JSON.stringify({ smoke, rounds: ROUNDS, load, rows }, null, 2) + "\n",
-  );
+  writeReport(outDir, "model-adapter.json", { smoke, rounds: ROUNDS, load, rows });
 } finally {
   await server.close();
 }

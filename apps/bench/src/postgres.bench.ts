@@ -7,15 +7,12 @@
 // Uses DURABLY_PG_URL, else starts a throwaway cluster of the installed Debian
 // server (as the storage-postgres tests do); with neither it says so and exits 0.
 // Writes <repo>/bench-results/postgres.json (or BENCH_OUT) and prints a table.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { Session, type ConversationId } from "@durably/core";
 import { openPostgresStorage } from "@durably/storage-postgres";
 import { concurrentLoops } from "./harness.js";
-import { repoRoot } from "./paths.js";
 import { median } from "./stats.js";
 import { int, textTable, times } from "./table.js";
 import {
@@ -30,12 +27,12 @@ import {
   startCluster,
   stopCluster,
 } from "../../../packages/storage-postgres/scripts/throwaway-cluster.mjs";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
-const smoke = process.argv.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags();
 const ROUND_MS = smoke ? 150 : Number(process.env.BENCH_PG_ROUND_MS ?? 1500);
 const ROUNDS = smoke ? 1 : 5;
 const WRITERS = smoke ? 8 : 64;
-const outDir = process.env.BENCH_OUT ?? join(repoRoot(), "bench-results");
 
 interface Case {
   id: string;
@@ -223,15 +220,14 @@ try {
   console.log(
     `  Session commit stats: 1 writer ${JSON.stringify(one.stats)}, ${WRITERS} writers ${JSON.stringify(many.stats)}`,
   );
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "postgres.json"),
-    JSON.stringify(
-      { smoke, roundMs: ROUND_MS, rounds: ROUNDS, writers: WRITERS, rows, goals },
-      null,
-      2,
-    ) + "\n",
-  );
+  writeReport(outDir, "postgres.json", {
+    smoke,
+    roundMs: ROUND_MS,
+    rounds: ROUNDS,
+    writers: WRITERS,
+    rows,
+    goals,
+  });
 } finally {
   if (cluster) stopCluster(cluster.dir);
 }

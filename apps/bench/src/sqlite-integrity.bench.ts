@@ -9,21 +9,22 @@
 // With --before, the same cases also run on that module (its own file, its own
 // schema), interleaved with this one: a before/after comparison on one machine
 // in one run. Writes sqlite-integrity.json to --out, BENCH_OUT or <repo>/bench-results.
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ConversationId, DocumentId, EntryId, Storage, StorageWrite } from "@durably/core";
 import * as current from "@durably/storage-sqlite";
 import { concurrentLoops, measureInterleaved, type CommitCase } from "./harness.js";
-import { repoRoot, Scratch } from "./paths.js";
+import { Scratch } from "./paths.js";
 import { int, mib, textTable, times } from "./table.js";
 import { seedRawWriters, stepWrites } from "./workload.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
 type SqliteModule = Pick<typeof current, "SqliteStorage" | "BetterSqlite3Database">;
 
 const args = process.argv.slice(2);
-const smoke = args.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags(args);
 const beforeAt = args.indexOf("--before");
 const beforePath = beforeAt >= 0 ? args[beforeAt + 1] : undefined;
 const ROUNDS = smoke ? 1 : 5;
@@ -32,11 +33,6 @@ const WARMUP_MS = smoke ? 20 : 300;
 const ENTRIES = smoke ? 2_000 : 20_000;
 const DOCUMENTS = smoke ? 50 : 500;
 const DELTAS_PER_DOCUMENT = 4;
-const outAt = args.indexOf("--out");
-const outDir =
-  (outAt >= 0 ? args[outAt + 1] : undefined) ??
-  process.env.BENCH_OUT ??
-  join(repoRoot(), "bench-results");
 
 interface Variant {
   id: string;
@@ -44,14 +40,21 @@ interface Variant {
   module: SqliteModule;
 }
 
-/** Opens a storage of `module` on `path`; `pragma` runs on its connection after open. */
+/**
+ * Opens a storage of `module` on `path`; `pragma` runs on its connection after open.
+ * `openCheck` is passed through (a build without the setting ignores it).
+ */
 async function openOn(
   module: SqliteModule,
   path: string,
   pragma?: string,
+  openCheck?: "quick" | "none",
 ): Promise<Storage & { close(): Promise<void> }> {
   const db = module.BetterSqlite3Database.open(path);
-  const storage = await module.SqliteStorage.open(db, { location: path });
+  const storage = await module.SqliteStorage.open(db, {
+    location: path,
+    ...(openCheck !== undefined ? { openCheck } : {}),
+  });
   if (pragma !== undefined) await db.get(pragma);
   return storage;
 }
@@ -198,6 +201,66 @@ function readCase(variant: Variant, scratch: Scratch, what: "entry" | "document"
   };
 }
 
+/** Size of each preloaded file, by case id (reported beside the open cases). */
+const fileBytes = new Map<string, number>();
+
+/**
+ * Open plus close of the preloaded file: the structural check at open
+ * (`PRAGMA quick_check`, reading every page) against open without it.
+ */
+function openCase(variant: Variant, scratch: Scratch, openCheck?: "none"): CommitCase {
+  const id = `open/${variant.id}${openCheck ? "/no-check" : ""}`;
+  return {
+    id,
+    family: "direct",
+    label: `opens/s (open + close), ${variant.label}${openCheck ? ", openCheck none" : ""}`,
+    backend: variant.id,
+    writers: 1,
+    async open() {
+      const path = scratch.path(`${variant.id}-open${openCheck ? "-none" : ""}.sqlite`);
+      await (await preloaded(variant.module, path)).close();
+      fileBytes.set(id, statSync(path).size + walBytes(path));
+      return {
+        run: (deadline) =>
+          counted(id, () =>
+            concurrentLoops(1, deadline, async () => {
+              await (await openOn(variant.module, path, undefined, openCheck)).close();
+            }),
+          ),
+        close: async () => {},
+      };
+    },
+  };
+}
+
+/** The newest 50 entries of the conversation, the read a resumed session makes (the chains are checked). */
+function scanCase(variant: Variant, scratch: Scratch): CommitCase {
+  const id = `scan/${variant.id}`;
+  return {
+    id,
+    family: "direct",
+    label: `scans/s (newest 50 entries), ${variant.label}`,
+    backend: variant.id,
+    writers: 1,
+    async open() {
+      const storage = await preloaded(variant.module, scratch.path(`${variant.id}-scan.sqlite`));
+      return {
+        run: (deadline) =>
+          counted(id, () =>
+            concurrentLoops(1, deadline, async () => {
+              const page = await storage.scanEntries(
+                { conversationId: 1 as ConversationId, order: "descending" },
+                50,
+              );
+              if (page.items.length !== 50) throw new Error("scan short");
+            }),
+          ),
+        close: () => storage.close(),
+      };
+    },
+  };
+}
+
 const variants: Variant[] = [{ id: "this", label: "this package", module: current }];
 if (beforePath !== undefined) {
   const file = isAbsolute(beforePath) ? beforePath : resolve(process.cwd(), beforePath);
@@ -212,7 +275,13 @@ try {
   const self = variants[0] as Variant;
   cases.push(commitCase(self, scratch, "no-limit"), commitCase(self, scratch, "limit-0"));
   for (const v of variants)
-    cases.push(readCase(v, scratch, "entry"), readCase(v, scratch, "document"));
+    cases.push(
+      readCase(v, scratch, "entry"),
+      readCase(v, scratch, "document"),
+      scanCase(v, scratch),
+      openCase(v, scratch),
+    );
+  cases.push(openCase(self, scratch, "none"));
   const started = performance.now();
   const results = await measureInterleaved(cases, {
     rounds: ROUNDS,
@@ -223,6 +292,7 @@ try {
   const byId = new Map(results.map((r) => [r.id, r]));
   const compareTo = (id: string): string | undefined => {
     if (id === "commit/this/no-limit" || id === "commit/this/limit-0") return "commit/this";
+    if (id === "open/this") return "open/this/no-check";
     if (id.endsWith("/before")) return undefined;
     return beforePath !== undefined ? id.replace(/\/this$/, "/before") : undefined;
   };
@@ -231,11 +301,11 @@ try {
     return c === undefined || c.ops === 0 ? Number.NaN : c.micros / c.ops;
   };
   const table = textTable(
-    ["case", "per second (median)", "rounds", "vs", "µs CPU/op", "CPU vs", "largest WAL"],
+    ["case", "per second (median)", "rounds", "vs", "µs CPU/op", "CPU vs", "largest WAL / file"],
     results.map((r) => {
       const base = compareTo(r.id);
       const other = base === undefined ? undefined : byId.get(base);
-      const wal = largestWal.get(r.id);
+      const wal = largestWal.get(r.id) ?? fileBytes.get(r.id);
       return [
         r.label,
         int(r.perSecond),
@@ -251,26 +321,19 @@ try {
     .map((l) => l.toFixed(2))
     .join(" ")}`;
   console.log(`${header}\n${table}`);
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "sqlite-integrity.json"),
-    JSON.stringify(
-      {
-        smoke,
-        rounds: ROUNDS,
-        roundMs: ROUND_MS,
-        before: beforePath ?? null,
-        seconds: (performance.now() - started) / 1000,
-        results: results.map((r) => ({
-          ...r,
-          cpuMicrosPerOp: cpuPerOp(r.id),
-          largestWal: largestWal.get(r.id),
-        })),
-      },
-      null,
-      2,
-    ) + "\n",
-  );
+  writeReport(outDir, "sqlite-integrity.json", {
+    smoke,
+    rounds: ROUNDS,
+    roundMs: ROUND_MS,
+    before: beforePath ?? null,
+    seconds: (performance.now() - started) / 1000,
+    results: results.map((r) => ({
+      ...r,
+      cpuMicrosPerOp: cpuPerOp(r.id),
+      largestWal: largestWal.get(r.id),
+      fileBytes: fileBytes.get(r.id),
+    })),
+  });
 } finally {
   scratch.dispose();
 }

@@ -4,19 +4,17 @@
 //   node --conditions=@durably/source --import tsx apps/bench/src/tasks.bench.ts [--smoke]
 //
 // Writes <repo>/bench-results/tasks.json (or BENCH_OUT) and prints a table.
-import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import { defineTask, ROOT_CONVERSATION_ID, Scheduler, Session, type TaskId } from "@durably/core";
 import { openSqliteStorage } from "@durably/storage-sqlite";
-import { repoRoot, Scratch } from "./paths.js";
+import { Scratch } from "./paths.js";
 import { int, textTable, times } from "./table.js";
+import { scriptFlags, writeReport } from "./script-flags.js";
 
-const smoke = process.argv.includes("--smoke") || (process.env.BENCH_SMOKE ?? "0") !== "0";
+const { smoke, outDir } = scriptFlags();
 const SECONDS = smoke ? 0.2 : Number(process.env.BENCH_TASK_SECONDS ?? 3);
 const CONCURRENCY = [1, 64] as const;
-const outDir = process.env.BENCH_OUT ?? join(repoRoot(), "bench-results");
 
 /** The measured task: two phases (an intent commit, then the outcome commit with an entry). */
 const Job = defineTask({
@@ -180,11 +178,7 @@ try {
   console.log(`${header}\n${table}`);
   for (const r of rows.slice(1))
     console.log(`  c=${r.concurrency}: commit stats ${r.case.match(/\((\{.*\})\)$/)?.[1] ?? ""}`);
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, "tasks.json"),
-    JSON.stringify({ smoke, seconds: SECONDS, rows }, null, 2) + "\n",
-  );
+  writeReport(outDir, "tasks.json", { smoke, seconds: SECONDS, rows });
 } finally {
   scratch.dispose();
 }

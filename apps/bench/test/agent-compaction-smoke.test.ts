@@ -1,13 +1,7 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { smokeRunner } from "./support/smoke-run.ts";
 
-const run = promisify(execFile);
-const out = mkdtempSync(join(tmpdir(), "durably-bench-compaction-"));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const smoke = smokeRunner("compaction");
 
 interface Window {
   fromTurn: number;
@@ -21,19 +15,9 @@ describe("agent-compaction.bench --smoke", () => {
     "runs the compacted and the uncompacted conversation and writes the JSON",
     { timeout: 120_000 },
     async () => {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          "--conditions=@durably/source",
-          "--import",
-          "tsx",
-          "src/agent-compaction.bench.ts",
-          "--smoke",
-        ],
-        { cwd: join(import.meta.dirname, ".."), env: { ...process.env, BENCH_OUT: out } },
-      );
+      const { stdout, json } = await smoke("agent-compaction.bench.ts");
       expect(stdout).toContain("SMOKE");
-      const report = JSON.parse(readFileSync(join(out, "agent-compaction.json"), "utf8")) as {
+      const report = json<{
         smoke: boolean;
         every: number;
         keepLastTurns: number;
@@ -43,7 +27,7 @@ describe("agent-compaction.bench --smoke", () => {
           windows: Window[];
           compactions: { status: string }[];
         }[];
-      };
+      }>("agent-compaction.json");
       expect(report.smoke).toBe(true);
       const [compacted, uncompacted] = report.sides;
       expect(compacted?.side).toBe("compacted");

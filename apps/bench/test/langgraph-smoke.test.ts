@@ -1,43 +1,24 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { smokeRunner } from "./support/smoke-run.ts";
 import type { SideSummary } from "../src/langgraph-checkpointer.bench.ts";
 
-const run = promisify(execFile);
-const out = mkdtempSync(join(tmpdir(), "durably-bench-langgraph-smoke-"));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const smoke = smokeRunner("langgraph");
 
 describe("langgraph-checkpointer.bench --smoke", () => {
   it(
     "runs the graph on every side in its own process and writes langgraph-checkpointer.json",
     { timeout: 180_000 },
     async () => {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          "--conditions=@durably/source",
-          "--import",
-          "tsx",
-          "src/langgraph-checkpointer.bench.ts",
-          "--smoke",
-        ],
-        {
-          cwd: join(import.meta.dirname, ".."),
-          env: { ...process.env, BENCH_SMOKE: "1", BENCH_OUT: out },
-        },
-      );
+      const { stdout, json } = await smoke("langgraph-checkpointer.bench.ts");
       expect(stdout).toContain("SMOKE");
       for (const label of ["SqliteSaver", "DurablyCheckpointSaver (SQLite)", "stores nothing"])
         expect(stdout).toContain(label);
-      const report = JSON.parse(readFileSync(join(out, "langgraph-checkpointer.json"), "utf8")) as {
+      const report = json<{
         smoke: boolean;
         steps: number;
         sides: SideSummary[];
         goals: { value: number; met: boolean; comparator: string; target: number }[];
-      };
+      }>("langgraph-checkpointer.json");
       expect(report.smoke).toBe(true);
       expect(report.sides.map((s) => s.side).sort()).toEqual([
         "durably",

@@ -1,36 +1,20 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { smokeRunner } from "./support/smoke-run.ts";
 
-const run = promisify(execFile);
-const out = mkdtempSync(join(tmpdir(), "durably-bench-adapter-"));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const smoke = smokeRunner("adapter");
 
 describe("model-adapter.bench --smoke", () => {
   it(
     "measures every consumer of both providers and writes the JSON",
     { timeout: 120_000 },
     async () => {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          "--conditions=@durably/source",
-          "--import",
-          "tsx",
-          "src/model-adapter.bench.ts",
-          "--smoke",
-        ],
-        { cwd: join(import.meta.dirname, ".."), env: { ...process.env, BENCH_OUT: out } },
-      );
+      const { stdout, json } = await smoke("model-adapter.bench.ts");
       expect(stdout).toContain("Model adapter overhead per streamed chunk");
       expect(stdout).toContain("SMOKE");
-      const report = JSON.parse(readFileSync(join(out, "model-adapter.json"), "utf8")) as {
+      const report = json<{
         smoke: boolean;
         rows: { provider: string; side: string; chunks: number; nsPerChunk: number }[];
-      };
+      }>("model-adapter.json");
       expect(report.smoke).toBe(true);
       expect(report.rows.map((r) => `${r.provider} / ${r.side}`)).toEqual([
         "in-memory LanguageModelV3 / provider stream, read directly",

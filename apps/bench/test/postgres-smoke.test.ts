@@ -1,13 +1,7 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { smokeRunner } from "./support/smoke-run.ts";
 
-const run = promisify(execFile);
-const out = mkdtempSync(join(tmpdir(), "durably-bench-pg-smoke-"));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const smoke = smokeRunner("pg");
 
 // Against the server CI starts (DURABLY_PG_URL); without one the benchmark itself says it skips.
 describe.skipIf(!process.env.DURABLY_PG_URL)("postgres.bench --smoke", () => {
@@ -15,21 +9,14 @@ describe.skipIf(!process.env.DURABLY_PG_URL)("postgres.bench --smoke", () => {
     "prints the table and writes postgres.json with every case next to its raw baseline",
     { timeout: 120_000 },
     async () => {
-      const { stdout } = await run(
-        process.execPath,
-        ["--conditions=@durably/source", "--import", "tsx", "src/postgres.bench.ts", "--smoke"],
-        {
-          cwd: join(import.meta.dirname, ".."),
-          env: { ...process.env, BENCH_SMOKE: "1", BENCH_OUT: out },
-        },
-      );
+      const { stdout, json } = await smoke("postgres.bench.ts");
       expect(stdout).toContain("PostgreSQL commits/s");
       expect(stdout).toContain("Session.commit on PostgresStorage, 1 writer");
-      const report = JSON.parse(readFileSync(join(out, "postgres.json"), "utf8")) as {
+      const report = json<{
         smoke: boolean;
         rows: { id: string; perSecond: number }[];
         goals: { value: number; target: number }[];
-      };
+      }>("postgres.json");
       expect(report.smoke).toBe(true);
       expect(report.rows.map((r) => r.id).sort()).toEqual([
         "durably/1",

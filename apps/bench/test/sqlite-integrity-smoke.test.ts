@@ -1,37 +1,19 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { smokeRunner } from "./support/smoke-run.ts";
 
-const run = promisify(execFile);
-const out = mkdtempSync(join(tmpdir(), "durably-bench-sqlite-integrity-"));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const smoke = smokeRunner("sqlite-integrity");
 
 describe("sqlite-integrity bench --smoke", () => {
   it(
-    "measures commits, entry reads and document reads, and writes its JSON",
+    "measures commits, entry reads, document reads, scans and opens, and writes its JSON",
     { timeout: 120_000 },
     async () => {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          "--conditions=@durably/source",
-          "--import",
-          "tsx",
-          "src/sqlite-integrity.bench.ts",
-          "--smoke",
-          "--out",
-          out,
-        ],
-        { cwd: join(import.meta.dirname, "..") },
-      );
+      const { stdout, json } = await smoke("sqlite-integrity.bench.ts");
       expect(stdout).toContain("SQLite integrity costs");
-      const report = JSON.parse(readFileSync(join(out, "sqlite-integrity.json"), "utf8")) as {
+      const report = json<{
         smoke: boolean;
         results: { id: string; perSecond: number; cpuMicrosPerOp: number }[];
-      };
+      }>("sqlite-integrity.json");
       expect(report.smoke).toBe(true);
       expect(report.results.map((r) => r.id).sort()).toEqual([
         "commit/this",
@@ -39,6 +21,9 @@ describe("sqlite-integrity bench --smoke", () => {
         "commit/this/no-limit",
         "document-read/this",
         "entry-read/this",
+        "open/this",
+        "open/this/no-check",
+        "scan/this",
       ]);
       for (const r of report.results) {
         expect(r.perSecond, r.id).toBeGreaterThan(0);

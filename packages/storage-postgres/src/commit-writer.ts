@@ -226,8 +226,16 @@ export class CommitWriter {
       )) {
         const live = doc.row.retired_at === null;
         const state = rowState(doc.row, live ? materialize(this.#session, doc) : undefined);
-        if (state.current !== undefined)
-          known.documents.set(id, { ...state, retiredAt: undefined, current: state.current });
+        if (state.current !== undefined) {
+          // Loaded at "current": the revisions run from the newest base to the newest one.
+          const lastSeq = doc.revisions.at(-1)?.seq ?? state.newestBaseSeq;
+          known.documents.set(id, {
+            ...state,
+            retiredAt: undefined,
+            current: state.current,
+            lastSeq,
+          });
+        }
         loaded.set(id, state);
       }
     const history = new Map<string, CurrentValue>();

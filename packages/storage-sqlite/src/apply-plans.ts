@@ -6,8 +6,10 @@ import {
   type WriteConflict,
 } from "@durably/core/storage";
 import { columnText, rowCrc } from "./checksums.js";
+import { insertRevision, retire, setBase, setLastSeq, stateCrc } from "./document-writes.js";
 import { readDocumentRow } from "./documents.js";
 import type { EncodedCall, EncodedWrite } from "./encode-writes.js";
+import { EntryLinks } from "./entry-links.js";
 import type { RowReader } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
 import { SqliteView } from "./sqlite-view.js";
@@ -15,7 +17,7 @@ import { SqliteView } from "./sqlite-view.js";
 const INSERT_CONVERSATION =
   "INSERT INTO conversations (id, owner_task_id, record, crc) VALUES (?, ?, ?, ?)";
 const INSERT_ENTRY =
-  "INSERT INTO entries (id, conversation_id, commit_seq, head, record, crc) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
+  "INSERT INTO entries (id, conversation_id, commit_seq, head, prev, prev_head, record, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
 const UPSERT_TASK = `INSERT INTO tasks (id, conversation_id, kind, status, abort_requested, background, owner, record, crc)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, kind = excluded.kind,
@@ -24,13 +26,9 @@ const UPSERT_TASK = `INSERT INTO tasks (id, conversation_id, kind, status, abort
 const UPSERT_SUBMISSION = `INSERT INTO submissions (id, conversation_id, status, request_id, record, crc) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, status = excluded.status,
     request_id = excluded.request_id, record = excluded.record, crc = excluded.crc`;
-const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc)
-  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`;
-const INSERT_REVISION =
-  "INSERT INTO document_revisions (document_id, seq, kind, content, version, crc) VALUES (?, ?, ?, ?, ?, ?)";
-const SET_BASE = "UPDATE documents SET version = ?, base_seq = ?, state_crc = ? WHERE id = ?";
+const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc)
+  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`;
 const RECLAIM_BEFORE = "DELETE FROM document_revisions WHERE document_id = ? AND seq < ?";
-const RETIRE = "UPDATE documents SET retired_at = ?, state_crc = ? WHERE id = ?";
 const RECLAIM_ALL = "DELETE FROM document_revisions WHERE document_id = ?";
 const SET_NEXT_SEQ = "UPDATE metadata SET value = ?, crc = ? WHERE name = 'next_seq'";
 const SET_HIGH_WATER = "UPDATE ids SET high_water = ?, crc = ? WHERE namespace = 'global'";
@@ -95,20 +93,24 @@ export function applyCall(
       : undefined;
   const limit = conflict?.batchIndex ?? plans.length;
   if (limit === 0 && conflict !== undefined) throw new FirstBatchConflict(conflict);
+  const chains: Chains = { links: new EntryLinks(db, rows), revisions: new Map(), view };
   let stored = 0;
   let highWater = counters.highWater;
   for (; stored < limit; stored++) {
     const plan = plans[stored] as BatchPlan;
     const savepoint = stored > 0;
     if (savepoint) db.run("SAVEPOINT durably_batch");
-    const writeIndex = applyPlan(db, rows, plan, encoded.batches[stored] as EncodedWrite[]);
+    const writeIndex = applyPlan(db, rows, plan, encoded.batches[stored] as EncodedWrite[], chains);
     if (writeIndex !== undefined) {
       conflict = { batchIndex: stored, writeIndex, kind: "entry-exists" };
+      // The call stops here, so the revision seqs this batch moved are never used.
+      chains.links.dropBatch();
       if (!savepoint) throw new FirstBatchConflict(conflict);
       db.run("ROLLBACK TO durably_batch");
       db.run("RELEASE durably_batch");
       break;
     }
+    chains.links.keepBatch();
     if (savepoint) db.run("RELEASE durably_batch");
     if (plan.highestId > highWater) highWater = plan.highestId;
   }
@@ -116,6 +118,7 @@ export function applyCall(
   const nextSeq = counters.nextSeq + stored;
   if (stored > 0) {
     db.run(SET_NEXT_SEQ, [nextSeq, rowCrc("", columnText.counter("next_seq", nextSeq))]);
+    chains.links.flush();
     if (highWater > persistedHighWater) {
       // Reserve ahead, so most commits leave the ids page alone (one page less to write).
       // A reopen skips the unused reserved ids, which is allowed: ids only have to be fresh.
@@ -135,12 +138,30 @@ export function applyCall(
   };
 }
 
+/**
+ * The integrity chains a call extends (README "Chains"): entries link to the
+ * entry and head before them in their conversation, revisions to the
+ * document's revision before them.
+ */
+interface Chains {
+  links: EntryLinks;
+  /** Newest base and newest revision of each document the call has written so far. */
+  revisions: Map<number, { baseSeq: number; lastSeq: number }>;
+  view: SqliteView;
+}
+
+/** A document's newest base and revision before this write: the call's own, else the stored ones. */
+function revisionsOf(chains: Chains, id: number): { baseSeq: number; lastSeq: number } {
+  return chains.revisions.get(id) ?? chains.view.revisionTip(id);
+}
+
 /** Writes one planned batch; returns the index of a write whose entry id is already stored. */
 function applyPlan(
   db: SqliteStatements,
   rows: RowReader,
   plan: BatchPlan,
   encoded: readonly EncodedWrite[],
+  chains: Chains,
 ): number | undefined {
   const seq = plan.seq;
   for (const w of plan.writes) {
@@ -151,10 +172,13 @@ function applyPlan(
         break;
       case "entry": {
         const { json, head } = e as Extract<EncodedWrite, { type: "entry" }>;
-        const id = w.value.id;
-        const crc = rowCrc(json, columnText.entry(id, seq));
-        const params = [id, w.value.conversationId, seq, head, json, crc];
+        const { id, conversationId } = w.value;
+        const link = chains.links.link(id, conversationId, head === 1);
+        if (link === "duplicate") return w.index;
+        const crc = rowCrc(json, columnText.entry(id, seq, link.prev, link.prevHead));
+        const params = [id, conversationId, seq, head, link.prev, link.prevHead, json, crc];
         if (db.run(INSERT_ENTRY, params).changes === 0) return w.index;
+        chains.links.appended(id, conversationId, head === 1);
         break;
       }
       case "task":
@@ -178,9 +202,10 @@ function applyPlan(
           seq,
           content.version,
           seq,
+          seq,
           recordJson,
           rowCrc(recordJson, fixed),
-          stateCrc(record.id, content.version, seq, null),
+          stateCrc(record.id, content.version, seq, null, seq),
         ]);
         // A copy's value is known only once planned: serialise it now.
         insertRevision(
@@ -190,17 +215,24 @@ function applyPlan(
           "base",
           json ?? JSON.stringify(content.value),
           content.version,
+          0,
         );
+        chains.revisions.set(record.id, { baseSeq: seq, lastSeq: seq });
         break;
       }
       case "document.change": {
         const { json } = e as Extract<EncodedWrite, { type: "document.change" }>;
         const { id, content } = w;
-        insertRevision(db, id, seq, content.kind, json, content.version);
+        const before = revisionsOf(chains, id);
+        insertRevision(db, id, seq, content.kind, json, content.version, before.lastSeq);
         if (content.kind === "base") {
-          db.run(SET_BASE, [content.version, seq, stateCrc(id, content.version, seq, null), id]);
+          setBase(db, id, content.version, seq);
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (w.currentOnly) db.run(RECLAIM_BEFORE, [id, seq]);
+          chains.revisions.set(id, { baseSeq: seq, lastSeq: seq });
+        } else {
+          setLastSeq(db, id, content.version, before.baseSeq, seq);
+          chains.revisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
         }
         break;
       }
@@ -208,28 +240,11 @@ function applyPlan(
         // Read after this batch's content writes: the row has the version and base they left.
         const row = readDocumentRow(db, rows, w.id);
         if (row === undefined) throw new Error(`document ${w.id} vanished inside the transaction`);
-        db.run(RETIRE, [seq, stateCrc(w.id, row.version, row.base_seq, seq), w.id]);
+        retire(db, row, seq);
         if (w.currentOnly) db.run(RECLAIM_ALL, [w.id]);
         break;
       }
     }
   }
   return undefined;
-}
-
-function insertRevision(
-  db: SqliteStatements,
-  documentId: number,
-  seq: number,
-  kind: "base" | "delta",
-  json: string,
-  version: number,
-): void {
-  const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version));
-  db.run(INSERT_REVISION, [documentId, seq, kind, json, version, crc]);
-}
-
-/** The checksum of a document row's changing part. */
-function stateCrc(id: number, version: number, baseSeq: number, retiredAt: number | null): number {
-  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt));
 }

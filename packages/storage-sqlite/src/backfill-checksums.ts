@@ -1,9 +1,27 @@
 import { StorageCorrupted } from "@durably/core";
-import { columnText, rowCrc } from "./checksums.js";
-import type { DocumentRow, RevisionRow } from "./rows.js";
-
-type StoredRevision = Omit<RevisionRow, "crc"> & { document_id: number };
+import { rowCrc } from "./checksums.js";
+import { v3ColumnText as columnText } from "./legacy-checksums.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
+
+/** A revision row as schema version 3 stores it. */
+interface StoredRevision {
+  document_id: number;
+  seq: number;
+  kind: string;
+  content: string;
+  version: number;
+}
+
+/** A document row as schema version 3 stores it, without its checksums. */
+interface StoredDocument {
+  id: number;
+  rewindable: number;
+  created_at: number;
+  retired_at: number | null;
+  version: number;
+  base_seq: number;
+  record: string;
+}
 
 /** Rows read per statement while backfilling, so a large file never sits in memory at once. */
 const PAGE = 512;
@@ -66,7 +84,7 @@ export function backfillChecksums(db: SqliteStatements, location: string): void 
       return ["UPDATE entries SET head = ?, crc = ? WHERE id = ?", [head, crc, r.id]];
     },
   );
-  byId<Omit<DocumentRow, "crc" | "state_crc">>(
+  byId<StoredDocument>(
     db,
     "documents",
     "id, rewindable, created_at, retired_at, version, base_seq, record",

@@ -23,7 +23,7 @@ export function rowMatches(stored: unknown, content: unknown, columns: string): 
 }
 
 /** A text column as JSON: quoted, or `null`. Revision kinds, the common case, skip the serialiser. */
-const q = (value: string | null): string =>
+export const q = (value: string | null): string =>
   value === "delta"
     ? '"delta"'
     : value === "base"
@@ -45,17 +45,28 @@ const q = (value: string | null): string =>
  */
 export const columnText = {
   conversation: (id: number) => `\n${id}`,
-  entry: (id: number, commitSeq: number) => `\n${id},${commitSeq}`,
+  /** `prev` / `prevHead`: the entry (and, for a head, the head) before it in its conversation, 0 for none. */
+  entry: (id: number, commitSeq: number, prev: number, prevHead: number) =>
+    `\n${id},${commitSeq},${prev},${prevHead}`,
   task: (id: number) => `\n${id}`,
   submission: (id: number) => `\n${id}`,
   /** The parts of a document row fixed at creation; `record` is the content (it holds kind, key and scope). */
   document: (id: number, rewindable: number, createdAt: number) =>
     `\n${id},${rewindable},${createdAt}`,
-  /** The parts of a document row later batches change (a new base, retirement): `state_crc`, no content. */
-  documentState: (id: number, version: number, baseSeq: number, retiredAt: number | null) =>
-    `\n${id},${version},${baseSeq},${retiredAt}`,
-  revision: (documentId: number, seq: number, kind: string, version: number) =>
-    `\n${documentId},${seq},${q(kind)},${version}`,
+  /** The parts of a document row later batches change (content written, retirement): `state_crc`, no content. */
+  documentState: (
+    id: number,
+    version: number,
+    baseSeq: number,
+    retiredAt: number | null,
+    lastSeq: number,
+  ) => `\n${id},${version},${baseSeq},${retiredAt},${lastSeq}`,
+  /** `prevSeq`: the seq of the document's revision before this one, 0 for its first. */
+  revision: (documentId: number, seq: number, kind: string, version: number, prevSeq: number) =>
+    `\n${documentId},${seq},${q(kind)},${version},${prevSeq}`,
   /** A counter row (`metadata`, `ids`): no content. */
   counter: (name: string, value: number) => `\n${q(name)},${value}`,
+  /** A conversation's entry tip (`entry_tips`): its newest entry and newest head, no content. */
+  tip: (conversationId: number, lastId: number, lastHead: number) =>
+    `\n${conversationId},${lastId},${lastHead}`,
 };

@@ -1,5 +1,6 @@
 import { cloneJson, type DocumentAddress, type DocumentRecord } from "@durably/core";
 import {
+  isHistoryKept,
   scopeKey,
   startAfter,
   type DocumentFilter,
@@ -14,6 +15,7 @@ import {
   readDocumentRow,
   readRevisionRows,
   revisionsWhere,
+  rowState,
 } from "./documents.js";
 import { orderSql } from "./record-reads.js";
 import { DOCUMENT_COLUMNS, type DocumentRow, type RowReader } from "./rows.js";
@@ -84,6 +86,8 @@ export class DocumentReads {
             const value = { ...cached.current, value: cloneJson(cached.current.value) };
             return { ...snapshot, value };
           }
+          // History that is not kept: the front refuses the read from the record alone (its rows are gone).
+          if (at !== "current" && !isHistoryKept(rowState(row), at)) return snapshot;
           const revisions = readRevisionRows(db, this.#rows, row, at);
           return { ...snapshot, revisions, where: revisionsWhere(this.#rows) };
         },

@@ -2,6 +2,7 @@ import { StorageCorrupted, type DocumentContent, type Op } from "@durably/core";
 import {
   materializeRevisions,
   type CurrentValue,
+  type PlanDocument,
   type StoredRevision,
 } from "@durably/core/storage";
 import {
@@ -12,11 +13,12 @@ import {
   type RowReader,
 } from "./rows.js";
 import type { DocumentRecord } from "@durably/core";
+import { checkRevisionChain } from "./revision-chain.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
 /** A document row by id (the id comes from the query); `readDocumentRow` verifies it. */
 const SELECT_DOCUMENT =
-  "SELECT rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc FROM documents WHERE id = ?";
+  "SELECT rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc FROM documents WHERE id = ?";
 /** Incarnations at one address never overlap in time, so only the newest can be live. */
 export const NEWEST_AT_ADDRESS = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND scope = ? AND key IS ? ORDER BY created_at DESC LIMIT 1`;
 const NEWEST_BASE_AT = `SELECT seq FROM document_revisions WHERE document_id = ? AND seq <= ? AND kind = 'base' ORDER BY seq DESC LIMIT 1`;
@@ -46,6 +48,16 @@ export function newestAtAddress(
   return row === undefined ? undefined : rows.documentAt(row, kind, scope, key);
 }
 
+/** What the planner and the read rules know of a document from its row. */
+export function rowState(row: DocumentRow): PlanDocument {
+  return {
+    createdAt: row.created_at,
+    retiredAt: row.retired_at ?? undefined,
+    currentOnly: row.rewindable === 0,
+    newestBaseSeq: row.base_seq,
+  };
+}
+
 export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
   if (at === "current") return row.retired_at === null;
   return row.created_at <= at && (row.retired_at === null || at < row.retired_at);
@@ -54,8 +66,10 @@ export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
 /**
  * The revision rows a read at `at` needs, verified: the newest base at or
  * before `at` and its deltas up to `at`, one index range on
- * `document_revisions`. Where there is no such base (reclaimed history),
- * the range starts at 0 and materialisation reports the missing base.
+ * `document_revisions`, checked against the revision chain so that no
+ * revision is silently left out. Where there is no such base (reclaimed
+ * history), the range starts at 0 and materialisation reports the missing
+ * base; callers skip history that is not kept (`isHistoryKept`).
  */
 export function readRevisionRows(
   db: SqliteStatements,
@@ -69,9 +83,11 @@ export function readRevisionRows(
     // A read before the newest base: walk back to the base that governs `at`.
     from = db.get<{ seq: number }>(NEWEST_BASE_AT, [id, at])?.seq ?? 0;
   const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
-  return db
-    .all<RevisionRow>(REVISION_RANGE, [id, from, upper])
-    .map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
+  const read = db.all<RevisionRow>(REVISION_RANGE, [id, from, upper]);
+  const revisions = read.map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
+  // After the checksums: the chain check trusts the links it reads.
+  checkRevisionChain(db, rows, row, from, at, read);
+  return revisions;
 }
 
 /** Where revisions are, for a corruption report. */

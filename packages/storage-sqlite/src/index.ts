@@ -4,6 +4,7 @@ export {
   type SqliteStorageSettings,
   type SynchronousMode,
 } from "./sqlite-storage.js";
+export type { OpenCheck } from "./open-check.js";
 export { BetterSqlite3Database } from "./better-sqlite3-database.js";
 export {
   isBusyError,

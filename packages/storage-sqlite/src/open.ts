@@ -1,4 +1,5 @@
 import { BetterSqlite3Database } from "./better-sqlite3-database.js";
+import type { OpenCheck } from "./open-check.js";
 import { SqliteStorage, type SynchronousMode } from "./sqlite-storage.js";
 
 export interface OpenSqliteStorageOptions {
@@ -10,6 +11,15 @@ export interface OpenSqliteStorageOptions {
   synchronous?: SynchronousMode;
   /** Milliseconds SQLite waits on its own internal locks once the storage owns the file. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * The structural check of the whole file at open, before anything is read.
+   * `"quick"` (default): `PRAGMA quick_check`, which finds rows dropped by a
+   * damaged b-tree page. `"full"`: `PRAGMA integrity_check`, which also
+   * compares every index with its table (slower). `"none"`: no check; open
+   * time no longer grows with the file, but damage the check would have found
+   * is then only found by the reads that meet it (see the README).
+   */
+  openCheck?: OpenCheck;
 }
 
 /**
@@ -35,6 +45,7 @@ export async function openSqliteStorage(
     location: path,
     ...(options.synchronous !== undefined ? { synchronous: options.synchronous } : {}),
     ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+    ...(options.openCheck !== undefined ? { openCheck: options.openCheck } : {}),
     persistent: path !== ":memory:",
   });
 }

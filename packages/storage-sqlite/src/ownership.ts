@@ -1,10 +1,12 @@
 import { StorageCorrupted, StorageIOError, StorageLocked } from "@durably/core";
 import type { Counters } from "./apply-plans.js";
 import { typedDriverError } from "./driver-errors.js";
+import { checkStructure, type OpenCheck } from "./open-check.js";
 import { RowReader } from "./rows.js";
-import { migrate } from "./schema.js";
+import { migrate, SCHEMA_VERSION, storedSchemaVersion } from "./schema.js";
 import {
   isBusyError,
+  isIoError,
   isNotDatabaseError,
   type SqliteDatabase,
   type SqliteStatements,
@@ -23,13 +25,17 @@ export interface OwnershipSettings {
   location: string;
   synchronous: "normal" | "full";
   busyTimeoutMs: number;
+  /** False for an in-memory database, whose journal mode stays `memory`. */
+  persistent: boolean;
+  /** The structural check run before anything is read. */
+  openCheck: OpenCheck;
 }
 
 /**
  * Takes ownership of the database: exclusive locking (released by the
- * kernel when the process dies), WAL, then migrates the schema forward in
- * one transaction and loads the counters, then the synchronous mode and the
- * busy timeout. Errors come out typed: `StorageLocked` for a live owner,
+ * kernel when the process dies), WAL, a structural check of the whole file
+ * (unless skipped), then migrates the schema forward in one transaction and
+ * loads the counters, then the synchronous mode and the busy timeout. Errors come out typed: `StorageLocked` for a live owner,
  * `StorageCorrupted` for a file that is not a readable database,
  * `StorageIOError` for a failing disk.
  */
@@ -41,9 +47,10 @@ export async function takeOwnership(
   try {
     // No waiting while taking the lock: a live owner means "fail now, clearly".
     await db.exec("PRAGMA busy_timeout = 0");
-    await db.exec("PRAGMA locking_mode = EXCLUSIVE");
-    await db.get("PRAGMA journal_mode = WAL");
+    await setMode(db, location, "locking_mode", "EXCLUSIVE", ["exclusive"]);
+    await setMode(db, location, "journal_mode", "WAL", settings.persistent ? ["wal"] : ["memory"]);
     await db.get(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    await checkStructure(db, location, await effectiveCheck(db, location, settings.openCheck));
     const counters = await db.transaction((tx) => {
       migrate(tx, location);
       return readCounters(tx, new RowReader(location));
@@ -52,6 +59,8 @@ export async function takeOwnership(
     await db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(settings.busyTimeoutMs))}`);
     return counters;
   } catch (error) {
+    // The open check's own report already names the file and what SQLite found.
+    if (error instanceof StorageCorrupted) throw error;
     if (isBusyError(error))
       throw new StorageLocked(
         `${location} is owned by another open storage (another process, or this one); close it first`,
@@ -65,6 +74,58 @@ export async function takeOwnership(
       );
     throw typedDriverError(error, location, "opening");
   }
+}
+
+/**
+ * The check open runs. A skipped check is run anyway (quick) when the file
+ * is about to be migrated: a migration seals the rows it finds with
+ * checksums and links, so it must see all of them.
+ */
+async function effectiveCheck(
+  db: SqliteDatabase,
+  location: string,
+  asked: OpenCheck,
+): Promise<OpenCheck> {
+  if (asked !== "none") return asked;
+  const version = await db.transaction((tx) => storedSchemaVersion(tx, location), {
+    readOnly: true,
+  });
+  return version < SCHEMA_VERSION ? "quick" : "none";
+}
+
+/**
+ * Sets a mode pragma and checks the mode SQLite reports back. SQLite
+ * answers a mode it could not enter with the mode it kept, without an
+ * error: a file whose switch to WAL failed would otherwise run every
+ * commit in rollback-journal mode. The pragma runs through `all`, which
+ * steps the statement to its end: the switch to WAL writes the file header
+ * after the answer row, and better-sqlite3's `get` stops at the first row
+ * and drops the error of that write.
+ */
+async function setMode(
+  db: SqliteDatabase,
+  location: string,
+  pragma: "locking_mode" | "journal_mode",
+  asked: string,
+  accepted: readonly string[],
+): Promise<void> {
+  const action =
+    pragma === "journal_mode"
+      ? "switching the file to its write-ahead log"
+      : "taking the file's exclusive lock";
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await db.all<Record<string, unknown>>(`PRAGMA ${pragma} = ${asked}`);
+  } catch (error) {
+    // A busy or not-a-database error is told apart by the caller.
+    throw isIoError(error) ? typedDriverError(error, location, action) : error;
+  }
+  const got = rows[0]?.[pragma];
+  if (typeof got === "string" && accepted.includes(got.toLowerCase())) return;
+  throw new StorageIOError(
+    `${location}: failed ${action}: SQLite answered ${pragma} ${JSON.stringify(got ?? null)} where ${JSON.stringify(accepted[0])} was asked`,
+    { file: location },
+  );
 }
 
 function readCounters(db: SqliteStatements, rows: RowReader): Counters {

@@ -10,6 +10,7 @@ import {
   type TaskFilter,
 } from "@durably/core/storage";
 import { typedDriverError, type Place } from "./driver-errors.js";
+import { checkEntryRange, checkNewestAtOrBelow, type LinkedRow } from "./entry-chain.js";
 import {
   CONVERSATION_COLUMNS,
   ENTRY_COLUMNS,
@@ -34,7 +35,7 @@ const TASK_FILTERS = [
 type WithId<Row> = Row & { id: number };
 
 const SELECT_CONVERSATION = "SELECT record, crc FROM conversations WHERE id = ?";
-const SELECT_ENTRY = "SELECT commit_seq, record, crc FROM entries WHERE id = ?";
+const SELECT_ENTRY = "SELECT commit_seq, prev, prev_head, record, crc FROM entries WHERE id = ?";
 const SELECT_TASK = "SELECT record, crc FROM tasks WHERE id = ?";
 const SELECT_SUBMISSION = "SELECT record, crc FROM submissions WHERE id = ?";
 const SUBMISSION_BY_REQUEST = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE conversation_id = ? AND request_id = ? ORDER BY id LIMIT 1`;
@@ -138,19 +139,24 @@ export class RecordReads {
       return await this.#db.transaction(
         (db) => {
           for (const range of ranges) {
-            const row = db.get<WithId<EntryRow>>(HEAD_IN_RANGE, [
+            const row = db.get<LinkedRow>(HEAD_IN_RANGE, [
               range.conversationId,
               range.lower,
               range.upper,
             ]);
-            if (row !== undefined)
-              return this.#rows.found(
-                "entries",
-                row.id,
-                this.#rows.entry(row.id, row),
-                (e) => e.conversationId === range.conversationId && e.head != null,
-                `the heads of conversation ${range.conversationId}`,
-              );
+            // Verified first: the check below trusts its id.
+            const head =
+              row === undefined
+                ? undefined
+                : this.#rows.found(
+                    "entries",
+                    row.id,
+                    this.#rows.entry(row.id, row),
+                    (e) => e.conversationId === range.conversationId && e.head != null,
+                    `the heads of conversation ${range.conversationId}`,
+                  );
+            checkNewestAtOrBelow(db, this.#rows, "heads", range, row?.id);
+            if (head !== undefined) return head;
           }
           return undefined;
         },
@@ -168,28 +174,29 @@ export class RecordReads {
   ): Promise<EntryRecord[]> {
     const sql = order === "descending" ? ENTRY_RANGE_DESC : ENTRY_RANGE_ASC;
     try {
-      const rows = await this.#db.transaction(
+      return await this.#db.transaction(
         (db) => {
-          const found: (WithId<EntryRow> & { conversation: number })[] = [];
+          const found: EntryRecord[] = [];
           for (const range of ranges) {
             const left = limit - found.length;
             const params = [range.conversationId, range.lower, range.upper, left];
-            for (const row of db.all<WithId<EntryRow>>(sql, params))
-              found.push({ ...row, conversation: range.conversationId });
+            const read = db.all<LinkedRow>(sql, params);
+            for (const row of read)
+              found.push(
+                this.#rows.found(
+                  "entries",
+                  row.id,
+                  this.#rows.entry(row.id, row),
+                  (e) => e.conversationId === range.conversationId,
+                  `the entries of conversation ${range.conversationId}`,
+                ),
+              );
+            checkEntryRange(db, this.#rows, range, read, order, read.length < left);
             if (found.length >= limit) break;
           }
           return found;
         },
         { readOnly: true },
-      );
-      return rows.map((r) =>
-        this.#rows.found(
-          "entries",
-          r.id,
-          this.#rows.entry(r.id, r),
-          (e) => e.conversationId === r.conversation,
-          `the entries of conversation ${r.conversation}`,
-        ),
       );
     } catch (error) {
       throw this.#typed(error, "scanning entries", { table: "entries" });

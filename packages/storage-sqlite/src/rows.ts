@@ -17,13 +17,13 @@ import { columnText, rowMatches } from "./checksums.js";
  * every row a read returns is verified before use.
  */
 export const CONVERSATION_COLUMNS = "id, record, crc";
-export const ENTRY_COLUMNS = "id, commit_seq, record, crc";
+export const ENTRY_COLUMNS = "id, commit_seq, prev, prev_head, record, crc";
 export const TASK_COLUMNS = "id, record, crc";
 export const SUBMISSION_COLUMNS = "id, record, crc";
 export const DOCUMENT_COLUMNS =
-  "id, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc";
+  "id, rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc";
 /** A revision range is read for one document: its id comes from the query. */
-export const REVISION_COLUMNS = "seq, kind, content, version, crc";
+export const REVISION_COLUMNS = "seq, kind, content, version, prev_seq, crc";
 
 /** A conversation, task or submission row: the record and its checksum. */
 export interface RecordRow {
@@ -33,6 +33,17 @@ export interface RecordRow {
 
 export interface EntryRow extends RecordRow {
   commit_seq: number;
+  /** The entry before this one in its conversation (id order), 0 for the first. */
+  prev: number;
+  /** For a head entry, the head before it in its conversation; 0 otherwise. */
+  prev_head: number;
+}
+
+/** A conversation's row in `entry_tips`. */
+export interface TipRow {
+  last_id: number;
+  last_head: number;
+  crc: number;
 }
 
 export interface DocumentRow {
@@ -42,6 +53,8 @@ export interface DocumentRow {
   retired_at: number | null;
   version: number;
   base_seq: number;
+  /** The seq of the newest revision written. */
+  last_seq: number;
   record: string;
   crc: number;
   state_crc: number;
@@ -52,6 +65,8 @@ export interface RevisionRow {
   kind: string;
   content: string;
   version: number;
+  /** The seq of the document's revision before this one, 0 for its first. */
+  prev_seq: number;
   crc: number;
 }
 
@@ -70,7 +85,13 @@ export class RowReader {
   }
 
   entry(id: number, row: EntryRow): EntryRecord {
-    if (!rowMatches(row.crc, row.record, columnText.entry(id, row.commit_seq)))
+    if (
+      !rowMatches(
+        row.crc,
+        row.record,
+        columnText.entry(id, row.commit_seq, row.prev, row.prev_head),
+      )
+    )
       throw this.#mismatch("entries", id);
     return this.#record("entries", id, row.record);
   }
@@ -100,7 +121,7 @@ export class RowReader {
     query: string,
   ): T {
     if (!belongs(record))
-      throw this.#corrupted(
+      throw this.corrupted(
         table,
         id,
         `the row was found by ${query}, but its record does not match it: an index or an indexed column is damaged`,
@@ -112,9 +133,19 @@ export class RowReader {
   documentRow(row: DocumentRow): DocumentRow {
     const fixed = columnText.document(row.id, row.rewindable, row.created_at);
     if (!rowMatches(row.crc, row.record, fixed)) throw this.#mismatch("documents", row.id);
-    const state = columnText.documentState(row.id, row.version, row.base_seq, row.retired_at);
+    const state = columnText.documentState(
+      row.id,
+      row.version,
+      row.base_seq,
+      row.retired_at,
+      row.last_seq,
+    );
     if (!rowMatches(row.state_crc, "", state))
-      throw this.#mismatch("documents", row.id, "its version, base and retirement columns");
+      throw this.#mismatch(
+        "documents",
+        row.id,
+        "its version, base, newest revision and retirement columns",
+      );
     return row;
   }
 
@@ -154,7 +185,7 @@ export class RowReader {
 
   /** A revision's content (a base value or a delta's ops), verified and parsed. */
   revision(documentId: number, row: RevisionRow): Json {
-    const columns = columnText.revision(documentId, row.seq, row.kind, row.version);
+    const columns = columnText.revision(documentId, row.seq, row.kind, row.version, row.prev_seq);
     const key = () => `${documentId}/${row.seq}`;
     if (!rowMatches(row.crc, row.content, columns))
       throw this.#mismatch("document_revisions", key());
@@ -162,11 +193,18 @@ export class RowReader {
     try {
       value = JSON.parse(row.content);
     } catch (error) {
-      throw this.#corrupted("document_revisions", key(), "the content column is not JSON", error);
+      throw this.corrupted("document_revisions", key(), "the content column is not JSON", error);
     }
     if (row.kind === "delta" && !Array.isArray(value))
-      throw this.#corrupted("document_revisions", key(), "a delta's content must be an ops array");
+      throw this.corrupted("document_revisions", key(), "a delta's content must be an ops array");
     return value as Json;
+  }
+
+  /** A conversation's entry tip, verified. */
+  tip(conversationId: number, row: TipRow): TipRow {
+    if (!rowMatches(row.crc, "", columnText.tip(conversationId, row.last_id, row.last_head)))
+      throw this.#mismatch("entry_tips", conversationId);
+    return row;
   }
 
   /** A counter row (`metadata`, `ids`), verified. */
@@ -180,15 +218,15 @@ export class RowReader {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      throw this.#corrupted(table, id, "the record column is not JSON", error);
+      throw this.corrupted(table, id, "the record column is not JSON", error);
     }
     if (typeof value !== "object" || value === null || Array.isArray(value))
-      throw this.#corrupted(table, id, "the record column is not a JSON object");
+      throw this.corrupted(table, id, "the record column is not a JSON object");
     return value as T;
   }
 
   #mismatch(table: string, key: string | number, part = "the row"): StorageCorrupted {
-    return this.#corrupted(
+    return this.corrupted(
       table,
       key,
       `${part} does not match its stored checksum: it was changed after it was written (a flipped byte, a torn page or an edit by hand)`,
@@ -196,7 +234,7 @@ export class RowReader {
   }
 
   /** Names the row the way users look it up: `entries id 42`, `document_revisions 5/2` (document id / seq). */
-  #corrupted(
+  corrupted(
     table: string,
     key: string | number,
     problem: string,
@@ -207,7 +245,12 @@ export class RowReader {
       const [documentId, seq] = String(key).split("/").map(Number);
       Object.assign(location, { documentId }, seq === undefined ? {} : { seq });
     }
-    const row = table === "document_revisions" ? `document_id/seq ${key}` : `id ${key}`;
+    const row =
+      table === "document_revisions"
+        ? `document_id/seq ${key}`
+        : table === "entry_tips"
+          ? `conversation_id ${key}`
+          : `id ${key}`;
     return new StorageCorrupted(
       `${this.file}: ${table} ${row}: ${problem}`,
       location,

@@ -1,4 +1,5 @@
 import { StorageCorrupted, StorageVersionError } from "@durably/core";
+import { backfillChains } from "./backfill-chains.js";
 import { backfillChecksums } from "./backfill-checksums.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
@@ -15,7 +16,12 @@ export interface Migration {
  * that make every scan and document read an index range; version 3 gives
  * every row that holds a value a checksum (`crc`, and `state_crc` for the
  * changing part of a document row) and entries a `head` flag, so no index
- * needs SQLite's JSON functions. Never edit a shipped migration: add a new one.
+ * needs SQLite's JSON functions; version 4 links rows into chains that
+ * reads verify, so a row the b-tree no longer returns is noticed: each entry
+ * names the entry (and each head the head) before it in its conversation,
+ * `entry_tips` holds each conversation's newest entry and head, each revision
+ * names the revision before it and each document its newest revision.
+ * Never edit a shipped migration: add a new one.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -127,6 +133,22 @@ export const MIGRATIONS: readonly Migration[] = [
       backfillChecksums(db, location);
       db.run("CREATE INDEX entries_heads ON entries (conversation_id, id) WHERE head = 1");
     },
+  },
+  {
+    version: 4,
+    sql: `
+      ALTER TABLE entries ADD COLUMN prev INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entries ADD COLUMN prev_head INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE entry_tips (
+        conversation_id INTEGER PRIMARY KEY,
+        last_id INTEGER NOT NULL,
+        last_head INTEGER NOT NULL,
+        crc INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      ALTER TABLE documents ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE document_revisions ADD COLUMN prev_seq INTEGER NOT NULL DEFAULT 0;
+    `,
+    backfill: backfillChains,
   },
 ];
 

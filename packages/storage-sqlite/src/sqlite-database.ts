@@ -37,7 +37,9 @@ export interface TransactionOptions {
 export interface SqliteDatabase {
   exec(sql: string): Promise<void>;
   run(sql: string, params?: SqlParams): Promise<RunResult>;
+  /** The first row. It may stop the statement there (better-sqlite3 does), so the storage never uses it where the work continues after the answer. */
   get<Row>(sql: string, params?: SqlParams): Promise<Row | undefined>;
+  /** Every row; runs the statement to its end and rejects with any error it meets on the way (the storage sets its mode pragmas through it). */
   all<Row>(sql: string, params?: SqlParams): Promise<Row[]>;
   /**
    * Runs `work` inside `BEGIN IMMEDIATE … COMMIT` (or a read, see

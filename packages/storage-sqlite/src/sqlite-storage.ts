@@ -1,6 +1,7 @@
 import { StorageRequestError } from "@durably/core";
 import { CheckedStorage } from "@durably/core/storage";
 import { guarded } from "./driver-errors.js";
+import { OPEN_CHECKS, type OpenCheck } from "./open-check.js";
 import { takeOwnership } from "./ownership.js";
 import { SqliteBackend } from "./sqlite-backend.js";
 import type { SqliteDatabase, SqlValue } from "./sqlite-database.js";
@@ -16,6 +17,12 @@ export interface SqliteStorageSettings {
   busyTimeoutMs?: number;
   /** False for `:memory:` databases. Default true. */
   persistent?: boolean;
+  /**
+   * The structural check at open: `"quick"` (default, `PRAGMA quick_check`),
+   * `"full"` (`PRAGMA integrity_check`, which also compares indexes with
+   * their tables) or `"none"`. See the README for what skipping it gives up.
+   */
+  openCheck?: OpenCheck;
 }
 
 /**
@@ -47,9 +54,20 @@ export class SqliteStorage extends CheckedStorage {
         `synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`,
       );
     const busyTimeoutMs = settings.busyTimeoutMs ?? 5000;
+    const openCheck = settings.openCheck ?? "quick";
+    if (!OPEN_CHECKS.includes(openCheck))
+      throw new TypeError(
+        `openCheck must be "quick", "full" or "none", got ${JSON.stringify(openCheck)}`,
+      );
+    const persistent = settings.persistent ?? true;
     try {
-      const counters = await takeOwnership(db, { location, synchronous, busyTimeoutMs });
-      const persistent = settings.persistent ?? true;
+      const counters = await takeOwnership(db, {
+        location,
+        synchronous,
+        busyTimeoutMs,
+        persistent,
+        openCheck,
+      });
       return new SqliteStorage(new SqliteBackend(db, location, counters, { persistent }));
     } catch (error) {
       await db.close().catch(() => undefined);

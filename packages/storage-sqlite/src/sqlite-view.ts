@@ -6,7 +6,7 @@ import {
   type PlanDocument,
   type PlanView,
 } from "@durably/core/storage";
-import { newestAtAddress, readDocumentRow, valueFromRows } from "./documents.js";
+import { newestAtAddress, readDocumentRow, rowState, valueFromRows } from "./documents.js";
 import type { DocumentRow, RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
@@ -57,12 +57,7 @@ export class SqliteView implements PlanView {
     if (doc === undefined) {
       const row = this.#row(id);
       if (row === undefined) return undefined;
-      doc = {
-        createdAt: row.created_at,
-        retiredAt: row.retired_at ?? undefined,
-        currentOnly: row.rewindable === 0,
-        newestBaseSeq: row.base_seq,
-      };
+      doc = rowState(row);
     }
     this.answered.set(id, doc);
     return doc;
@@ -73,6 +68,18 @@ export class SqliteView implements PlanView {
       this.documents.get(id)?.current ??
       valueFromRows(this.db, this.rows, this.#row(id) as DocumentRow, "current")
     );
+  }
+
+  /**
+   * The newest base and newest revision of a document stored before this
+   * call (asked only of documents the planner found), for linking the next
+   * revision to it without reading the row again when the document is known.
+   */
+  revisionTip(id: number): { baseSeq: number; lastSeq: number } {
+    const known = this.documents.get(id);
+    if (known !== undefined) return { baseSeq: known.newestBaseSeq, lastSeq: known.lastSeq };
+    const row = this.#row(id) as DocumentRow;
+    return { baseSeq: row.base_seq, lastSeq: row.last_seq };
   }
 
   liveAt(address: DocumentAddress): number | undefined {

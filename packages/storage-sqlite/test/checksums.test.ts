@@ -228,14 +228,28 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
   it("the checksum is CRC-32 of the content, a newline, then the other columns as comma-separated JSON values", () => {
     const raw = new Database(database.path, { readonly: true });
     const e = raw.prepare("SELECT * FROM entries WHERE id = 2").get() as Record<string, unknown>;
-    expect(e.crc).toBe(crc32(`${e.record as string}\n${e.id as number},${e.commit_seq as number}`));
+    const entryColumns = [e.id, e.commit_seq, e.prev, e.prev_head];
+    expect(e.crc).toBe(
+      crc32(`${e.record as string}\n${JSON.stringify(entryColumns).slice(1, -1)}`),
+    );
     const t = raw.prepare("SELECT * FROM tasks WHERE id = 3").get() as Record<string, unknown>;
     expect(t.crc).toBe(crc32(`${t.record as string}\n3`));
     const d = raw.prepare("SELECT * FROM documents WHERE id = 5").get() as Record<string, unknown>;
     const fixed = [d.id, d.rewindable, d.created_at];
     expect(d.crc).toBe(crc32(`${d.record as string}\n${JSON.stringify(fixed).slice(1, -1)}`));
-    const state = [d.id, d.version, d.base_seq, d.retired_at];
+    const state = [d.id, d.version, d.base_seq, d.retired_at, d.last_seq];
     expect(d.state_crc).toBe(crc32(`\n${JSON.stringify(state).slice(1, -1)}`));
+    const r = raw
+      .prepare("SELECT * FROM document_revisions WHERE document_id = 5 ORDER BY seq DESC LIMIT 1")
+      .get() as Record<string, unknown>;
+    const revision = [r.document_id, r.seq, r.kind, r.version, r.prev_seq];
+    expect(r.crc).toBe(crc32(`${r.content as string}\n${JSON.stringify(revision).slice(1, -1)}`));
+    const tip = raw.prepare("SELECT * FROM entry_tips WHERE conversation_id = 1").get() as Record<
+      string,
+      unknown
+    >;
+    const tipColumns = [tip.conversation_id, tip.last_id, tip.last_head];
+    expect(tip.crc).toBe(crc32(`\n${JSON.stringify(tipColumns).slice(1, -1)}`));
     const m = raw.prepare("SELECT * FROM metadata WHERE name = 'next_seq'").get() as {
       value: number;
       crc: number;

@@ -72,11 +72,25 @@ async function failure(work: () => Promise<unknown>): Promise<StorageCorrupted> 
   return corrupted;
 }
 
+/** Opens without the structural check, so the damage is met by the read or commit under test. */
+const openUnchecked = () => openSqliteStorage(database.path, { openCheck: "none" });
+
 describe("SQLite's own corruption errors come out as StorageCorrupted naming the place", () => {
+  it("a smashed leaf page of the entries fails the default open with StorageCorrupted naming the file and the check", async () => {
+    const { leaves, pageSize } = pagesOf("entries");
+    smashPage(leaves[Math.floor(leaves.length / 2)] as number, pageSize);
+    const error = await openSqliteStorage(database.path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageCorrupted);
+    expect((error as StorageCorrupted).message).toContain(database.path);
+    expect((error as StorageCorrupted).message).toMatch(/quick_check/);
+    // SQLite stops at a page this broken without saying whose it is: the file is named, not the table.
+    expect((error as StorageCorrupted).location).toMatchObject({ file: database.path });
+  });
+
   it("a smashed root page of the entries table fails entry(id) with StorageCorrupted naming the file, table entries and the id", async () => {
     const { root, pageSize } = pagesOf("entries");
     smashPage(root, pageSize);
-    storage = await openSqliteStorage(database.path);
+    storage = await openUnchecked();
     const error = await failure(() => storage!.entry(42 as EntryId));
     expect(error.location).toEqual({ file: database.path, table: "entries", key: "42" });
     expect(error.message).toMatch(/table entries, key 42/);
@@ -86,7 +100,7 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
     const { leaves, pageSize } = pagesOf("entries");
     expect(leaves.length).toBeGreaterThan(10);
     smashPage(leaves[Math.floor(leaves.length / 2)] as number, pageSize);
-    storage = await openSqliteStorage(database.path);
+    storage = await openUnchecked();
     const error = await failure(async () => {
       let page = await storage!.scanEntries({ conversationId: C }, 50);
       while (page.next !== undefined)
@@ -99,7 +113,7 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
   it("a smashed page of the document revisions fails document(id) with StorageCorrupted naming the document", async () => {
     const { root, pageSize } = pagesOf("document_revisions");
     smashPage(root, pageSize);
-    storage = await openSqliteStorage(database.path);
+    storage = await openUnchecked();
     const error = await failure(() => storage!.document(1000 as DocumentId, "current"));
     expect(error.location).toEqual({ file: database.path, table: "documents", key: "1000" });
   });
@@ -107,7 +121,7 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
   it("a smashed page met inside a commit rejects the commit with StorageCorrupted, and the file keeps nothing of it", async () => {
     const { root, pageSize } = pagesOf("conversations");
     smashPage(root, pageSize);
-    storage = await openSqliteStorage(database.path);
+    storage = await openUnchecked();
     const write: StorageWrite = {
       type: "entry",
       value: { id: 5000 as EntryId, conversationId: C, kind: "note" },

@@ -20,6 +20,7 @@ const TABLES = [
   "document_revisions",
   "documents",
   "entries",
+  "entry_tips",
   "ids",
   "metadata",
   "migrations",
@@ -43,7 +44,7 @@ function columns(db: Database.Database, table: string): string[] {
 }
 
 describe("schema and migrations", () => {
-  it("creates the nine tables, with entries and document_revisions shaped as documented, at version 3", async () => {
+  it("creates the ten tables, with entries and document_revisions shaped as documented, at version 4", async () => {
     const storage = await openSqliteStorage(path);
     await storage.close();
     const db = new Database(path, { readonly: true });
@@ -58,6 +59,8 @@ describe("schema and migrations", () => {
       "record",
       "head",
       "crc",
+      "prev",
+      "prev_head",
     ]);
     expect(columns(db, "document_revisions").slice(0, 4)).toEqual([
       "document_id",
@@ -69,8 +72,9 @@ describe("schema and migrations", () => {
       { version: 1 },
       { version: 2 },
       { version: 3 },
+      { version: 4 },
     ]);
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.close();
   });
@@ -100,6 +104,7 @@ describe("schema and migrations", () => {
       { version: 1 },
       { version: 2 },
       { version: 3 },
+      { version: 4 },
     ]);
     expect(
       db
@@ -126,10 +131,13 @@ describe("schema and migrations", () => {
     expect(seq).toBe(3);
     await storage.close();
     const db = new Database(path);
-    expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 3 });
-    expect(db.prepare("SELECT id, head FROM entries ORDER BY id").all()).toEqual([
-      { id: 2, head: 0 },
-      { id: 3, head: 1 },
+    expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 4 });
+    expect(db.prepare("SELECT id, head, prev, prev_head FROM entries ORDER BY id").all()).toEqual([
+      { id: 2, head: 0, prev: 0, prev_head: 0 },
+      { id: 3, head: 1, prev: 2, prev_head: 0 },
+    ]);
+    expect(db.prepare("SELECT conversation_id, last_id, last_head FROM entry_tips").all()).toEqual([
+      { conversation_id: 1, last_id: 3, last_head: 3 },
     ]);
     expect(
       db.prepare("SELECT sql FROM sqlite_master WHERE name = 'entries_heads'").get(),
@@ -221,6 +229,14 @@ describe("schema and migrations", () => {
       TypeError,
     );
     const full = await openSqliteStorage(path, { synchronous: "full" });
+    await full.close();
+  });
+
+  it("rejects an unknown openCheck naming the accepted values", async () => {
+    await expect(openSqliteStorage(path, { openCheck: "fast" as never })).rejects.toThrow(
+      /openCheck must be "quick", "full" or "none", got "fast"/,
+    );
+    const full = await openSqliteStorage(path, { openCheck: "full" });
     await full.close();
   });
 });

@@ -205,8 +205,13 @@ describe("SQLite storage", () => {
     await expect(storage.task(5 as never)).rejects.toThrow(/tasks id 5: the row does not match/);
     const docError = await storage.document(3 as DocumentId, "current").catch((e: unknown) => e);
     expect(docError).toBeInstanceOf(StorageCorrupted);
-    expect(docError).toMatchObject({ location: { documentId: 3, seq: 2 } });
-    expect((docError as Error).message).toMatch(/document 3.*document_revisions/);
+    // The document row names its base at seq 1: the read reports that revision as missing.
+    expect(docError).toMatchObject({
+      location: { table: "document_revisions", documentId: 3, seq: 1 },
+    });
+    expect((docError as Error).message).toMatch(
+      /document_revisions document_id\/seq 3\/1: revision seq 1 of document 3 is missing/,
+    );
   });
 
   it("keeps seqs and the id high-water mark across reopen", async () => {

@@ -11,7 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { prepareSystem, setupOptions } from "../../../scripts/system-setup.mjs";
 import { STATUS_ENV, systemTool } from "../../../scripts/system-tools.mjs";
-import { formatSummary } from "../../../scripts/test-summary.mjs";
+import { finalExit, formatSummary } from "../../../scripts/test-summary.mjs";
 import { ROOT } from "../src/repo.ts";
 import { describeRun, run } from "../src/run.ts";
 import { FakeMachine } from "./support/fake-machine.ts";
@@ -91,6 +91,26 @@ describe("npm test's system setup", () => {
       "    enable:  sudo apt-get install -y --no-install-recommends chromium, or set CHROMIUM_PATH=/path/to/chromium",
     );
     expect(summary).toContain("a real failure still fails");
+  });
+
+  it("with tools missing, the exit code is the test run's: a real failure fails, skips alone do not unless every suite is required", () => {
+    const missing = prepareSystem({
+      system: new FakeMachine({ uid: 1000, installed: ["build-essential", "python3"] }),
+      log: quiet,
+    });
+    const complete = prepareSystem({
+      system: new FakeMachine({ installed: EVERYTHING }),
+      log: quiet,
+    });
+    expect(finalExit(0, missing, false)).toEqual({ code: 0 });
+    expect(finalExit(1, missing, false)).toEqual({ code: 1 });
+    expect(finalExit(1, missing, true)).toEqual({ code: 1 });
+    expect(finalExit(0, missing, true)).toEqual({
+      code: 1,
+      why: "Failing: every suite must run here (--require-all or DURABLY_TEST_REQUIRE_ALL=1).",
+    });
+    expect(finalExit(0, complete, true)).toEqual({ code: 0 });
+    expect(finalExit(2, complete, false)).toEqual({ code: 2 });
   });
 
   it("without apt-get, or with installing turned off, says so", () => {

@@ -4,6 +4,8 @@ import type { BatchPlan, CurrentValue, PlanDocument } from "./plan-types.js";
 export interface KnownDocument extends PlanDocument {
   retiredAt: undefined;
   current: CurrentValue;
+  /** Seq of the newest revision (base or delta) stored: what a backend that links revisions needs. */
+  lastSeq: number;
 }
 
 /**
@@ -60,6 +62,7 @@ export class KnownDocuments {
           currentOnly: w.currentOnly,
           newestBaseSeq: plan.seq,
           current: { version: w.content.version, value: w.content.value, deltasSinceBase: 0 },
+          lastSeq: plan.seq,
         });
       else if (w.type === "document.change") {
         const known = this.get(w.id) ?? before(w.id);
@@ -70,6 +73,7 @@ export class KnownDocuments {
           currentOnly: w.currentOnly,
           newestBaseSeq: w.content.kind === "base" ? plan.seq : known.newestBaseSeq,
           current: w.after,
+          lastSeq: plan.seq,
         });
       } else if (w.type === "document.retire") this.delete(w.id);
   }

@@ -311,11 +311,13 @@ describe("KnownDocuments remembers what stored plans made true", () => {
       currentOnly: true,
       newestBaseSeq: 1,
       current: { version: 1, value: { n: 1 }, deltasSinceBase: 0 },
+      lastSeq: 1,
     });
     known.adopt(store(index, [delta(4, 1, [["s", ["n"], 2]])]), none);
     expect(known.get(4)).toMatchObject({
       newestBaseSeq: 1,
       current: { version: 1, value: { n: 2 }, deltasSinceBase: 1 },
+      lastSeq: 2,
     });
     const rebased = store(index, [
       {
