@@ -6,7 +6,7 @@ import { openSqliteStorage } from "@durably/storage-sqlite";
 import { StoreStorage, levelStore } from "@durably/storage-store";
 
 export type BackendId =
-  "memory" | "memory-1ms" | "sqlite" | "jsonl" | "jsonl-fsync" | "store-level";
+  "memory" | "memory-1ms" | "sqlite" | "sqlite-full" | "jsonl" | "jsonl-fsync" | "store-level";
 
 /**
  * A storage whose `commit` first waits `ms`: what a disk or network round
@@ -44,6 +44,11 @@ export const BACKENDS: readonly Backend[] = [
     open: () => Promise.resolve(withCommitLatency(new MemoryStorage(), 1)),
   },
   { id: "sqlite", label: "SQLite (synchronous=NORMAL)", open: (path) => openSqliteStorage(path) },
+  {
+    id: "sqlite-full",
+    label: "SQLite (synchronous=FULL)",
+    open: (path) => openSqliteStorage(path, { synchronous: "full" }),
+  },
   { id: "jsonl", label: "JSONL, fsync off", open: (path) => openJsonlStorage(path) },
   {
     id: "jsonl-fsync",

@@ -63,19 +63,24 @@ export function rawMemory(perCall: number, latencyMs = 0): CommitCase {
   };
 }
 
-/** Raw better-sqlite3 with the backend's pragmas and prepared statements: the entry row and the revision row. */
-export function rawSqlite(perCall: number, scratch: Scratch): CommitCase {
+/**
+ * Raw better-sqlite3 with the backend's pragmas and prepared statements: the
+ * entry row and the revision row. `full`: `synchronous = FULL`, every
+ * transaction fsynced, as the backend's `synchronous: "full"` does.
+ */
+export function rawSqlite(perCall: number, scratch: Scratch, full = false): CommitCase {
+  const backend = full ? "sqlite-full" : "sqlite";
   return {
-    id: `raw/sqlite/${perCall}`,
+    id: `raw/${backend}/${perCall}`,
     family: "raw",
-    label: `raw better-sqlite3, ${perCall === 1 ? "1 transaction per commit" : `${perCall} commits per transaction`}`,
-    backend: "sqlite",
+    label: `raw better-sqlite3${full ? " FULL" : ""}, ${perCall === 1 ? "1 transaction per commit" : `${perCall} commits per transaction`}`,
+    backend,
     writers: perCall,
     open() {
       const db = new Database(scratch.path("raw.sqlite"));
       db.pragma("locking_mode = EXCLUSIVE");
       db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
+      db.pragma(full ? "synchronous = FULL" : "synchronous = NORMAL");
       db.exec(`
         CREATE TABLE entries (id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL,
           commit_seq INTEGER NOT NULL, record TEXT NOT NULL);
@@ -259,6 +264,7 @@ export function baselineCases(writers: number, lines: JsonlLines, scratch: Scrat
     rawMemory(perCall),
     rawMemory(perCall, 1),
     rawSqlite(perCall, scratch),
+    rawSqlite(perCall, scratch, true),
     rawFs(perCall, false, lines, scratch),
     rawFs(perCall, true, lines, scratch),
     rawLevel(perCall, scratch),

@@ -18,13 +18,20 @@ export function pairCases(cases: readonly CaseResult[]): CommitPair[] {
           : undefined;
     const baseline = baselineId === undefined ? undefined : byId.get(baselineId);
     if (!baseline || baselineId === undefined) continue;
-    pairs.push({
+    const pair: CommitPair = {
       caseId: c.id,
       baselineId,
       perSecond: c.perSecond,
       baselinePerSecond: baseline.perSecond,
       ratio: ratio(c.perSecond, baseline.perSecond),
-    });
+      cpuMicros: c.cpuMicros,
+      baselineCpuMicros: baseline.cpuMicros,
+    };
+    if (c.family === "session") {
+      const direct = byId.get(`direct/${c.backend}/${c.writers}`) ?? baseline;
+      pair.kernelMicros = c.cpuMicros - direct.cpuMicros;
+    }
+    pairs.push(pair);
   }
   // Grouped for reading: per backend and writer count, the Session case then storage.commit direct; the peer last.
   const backendRank = (id: string) => BACKENDS.findIndex((b) => b.id === byId.get(id)?.backend);
@@ -50,12 +57,29 @@ function goal(
   value: number,
   comparator: ">=" | "<=",
   target: number,
+  unit: "x" | "µs" = "x",
 ): Goal {
   const met = comparator === ">=" ? value >= target : value <= target;
-  return { id, description, value, comparator, target, met };
+  return { id, description, ...(unit === "µs" ? { unit } : {}), value, comparator, target, met };
 }
 
-/** The goals of issue 11, computed from this run's figures only. */
+/** The kernel's own CPU per commit of a Session case (see `CommitPair.kernelMicros`). */
+export function kernelMicros(cases: readonly CaseResult[], caseId: string): number {
+  const c = cases.find((x) => x.id === caseId);
+  if (!c) throw new Error(`no case ${caseId}`);
+  const direct =
+    cases.find((x) => x.id === `direct/${c.backend}/${c.writers}`) ??
+    cases.find((x) => x.id === `raw/${c.backend}/${c.writers}`);
+  if (!direct) throw new Error(`no direct or raw case for ${caseId}`);
+  return c.cpuMicros - direct.cpuMicros;
+}
+
+/**
+ * The goals, computed from this run's figures only: those of issue 11
+ * (throughput, growing conversation, reopen) and those of issue 21 (the
+ * Session's share of the cost: ratios to the raw ceilings and to LangGraph,
+ * and the kernel's CPU per commit).
+ */
 export function evaluateGoals(
   cases: readonly CaseResult[],
   growing: GrowingResult,
@@ -148,6 +172,98 @@ export function evaluateGoals(
       of("session/jsonl/1", "raw/jsonl/1"),
       ">=",
       0.4,
+    ),
+    ...kernelGoals(cases, w, of),
+  ];
+}
+
+/** Issue 21's goals alone, from a run that has its cases (`src/kernel.bench.ts`). */
+export function evaluateKernelGoals(cases: readonly CaseResult[], writers: number): Goal[] {
+  const rate = (id: string): number => {
+    const found = cases.find((c) => c.id === id);
+    if (!found) throw new Error(`no case ${id}`);
+    return found.perSecond;
+  };
+  return kernelGoals(cases, writers, (a, b) => ratio(rate(a), rate(b)));
+}
+
+/** Issue 21: the Session within a third of raw storage cost, ahead of LangGraph. */
+function kernelGoals(
+  cases: readonly CaseResult[],
+  w: number,
+  of: (a: string, b: string) => number,
+): Goal[] {
+  return [
+    goal(
+      "kernel-memory-1-vs-raw",
+      "memory, 1 writer / raw MemoryStorage.commit",
+      of("session/memory/1", "raw/memory/1"),
+      ">=",
+      0.6,
+    ),
+    goal(
+      "kernel-memory-cpu",
+      "memory, 1 writer: the Session's own CPU µs per commit",
+      kernelMicros(cases, "session/memory/1"),
+      "<=",
+      5,
+      "µs",
+    ),
+    goal(
+      "kernel-sqlite-1-vs-raw",
+      "SQLite NORMAL, 1 writer / raw better-sqlite3",
+      of("session/sqlite/1", "raw/sqlite/1"),
+      ">=",
+      0.75,
+    ),
+    goal(
+      `kernel-sqlite-${w}-vs-raw`,
+      `SQLite NORMAL, ${w} writers / raw, ${w} commits per transaction`,
+      of(`session/sqlite/${w}`, `raw/sqlite/${w}`),
+      ">=",
+      0.75,
+    ),
+    goal(
+      "kernel-sqlite-full-1-vs-raw",
+      "SQLite FULL, 1 writer / raw FULL better-sqlite3",
+      of("session/sqlite-full/1", "raw/sqlite-full/1"),
+      ">=",
+      0.75,
+    ),
+    goal(
+      `kernel-sqlite-full-${w}-vs-raw`,
+      `SQLite FULL, ${w} writers / raw FULL, ${w} commits per transaction`,
+      of(`session/sqlite-full/${w}`, `raw/sqlite-full/${w}`),
+      ">=",
+      0.75,
+    ),
+    goal(
+      `kernel-jsonl-${w}-vs-raw`,
+      `JSONL no fsync, ${w} writers / raw appends of ${w} commits`,
+      of(`session/jsonl/${w}`, `raw/jsonl/${w}`),
+      ">=",
+      0.5,
+    ),
+    goal(
+      `kernel-store-${w}-vs-raw`,
+      `store on classic-level, ${w} writers / raw batch() of ${w} commits`,
+      of(`session/store-level/${w}`, `raw/store-level/${w}`),
+      ">=",
+      0.6,
+    ),
+    goal(
+      "kernel-sqlite-1-vs-langgraph",
+      "SQLite NORMAL, 1 writer / LangGraph SqliteSaver.put(), 1 writer",
+      of("session/sqlite/1", "peer/langgraph/1"),
+      ">=",
+      1,
+    ),
+    goal(
+      `kernel-sqlite-${w}-vs-langgraph`,
+      `SQLite NORMAL, ${w} writers / LangGraph SqliteSaver.put(), ${w} writers`,
+      of(`session/sqlite/${w}`, `peer/langgraph/${w}`),
+      ">=",
+      1.3,
     ),
   ];
 }

@@ -31,6 +31,13 @@ export interface CaseResult {
   perSecond: number;
   /** Commits/s of each round, in round order. */
   rounds: number[];
+  /**
+   * Median over the rounds of the process's CPU time (user + system, every
+   * thread) per commit, in microseconds. A shared machine stretches wall
+   * time; CPU time per commit moves far less, so the session's own cost is
+   * read from it (see `CommitPair.kernelMicros`).
+   */
+  cpuMicros: number;
   commits: number;
   /** Batches per storage call over the timed rounds (Session cases only). */
   batchesPerCall?: number;
@@ -81,15 +88,19 @@ export async function measureInterleaved(
     for (const runner of runners) await runner.run(performance.now() + options.warmupMs);
     const before = runners.map((r) => r.stats?.());
     const rates = cases.map(() => [] as number[]);
+    const cpus = cases.map(() => [] as number[]);
     const totals = cases.map(() => 0);
     for (let round = 0; round < options.rounds; round++) {
       for (let k = 0; k < cases.length; k++) {
         const i = (k + round) % cases.length;
         const runner = runners[i] as Runner;
+        const cpuStart = process.cpuUsage();
         const start = performance.now();
         const commits = await runner.run(start + options.roundMs);
         const seconds = (performance.now() - start) / 1000;
+        const cpu = process.cpuUsage(cpuStart);
         (rates[i] as number[]).push(commits / seconds);
+        (cpus[i] as number[]).push(commits > 0 ? (cpu.user + cpu.system) / commits : Number.NaN);
         totals[i] = (totals[i] as number) + commits;
       }
       options.log?.(`  round ${round + 1}/${options.rounds} done`);
@@ -103,6 +114,7 @@ export async function measureInterleaved(
         writers: c.writers,
         perSecond: median(rates[i] as number[]),
         rounds: rates[i] as number[],
+        cpuMicros: median(cpus[i] as number[]),
         commits: totals[i] as number,
       };
       const start = before[i];

@@ -1,13 +1,18 @@
+import { execFile } from "node:child_process";
+import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { uuid6, type Checkpoint, type CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { Session, type ConversationId } from "@durably/core";
-import { openSqliteStorage } from "@durably/storage-sqlite";
+import type { GrowingChildReport } from "./growing-child.js";
 import { concurrentLoops, type CommitCase } from "./harness.js";
-import { sqliteBytes, type Scratch } from "./paths.js";
+import type { Scratch } from "./paths.js";
 import { ratio } from "./stats.js";
-import { StepState, createWriterConversations, stepData } from "./workload.js";
+import { stepData } from "./workload.js";
+
+const execFileAsync = promisify(execFile);
 
 /*
  * The peer: LangGraph's SQLite checkpointer, `SqliteSaver.put()` called the way
@@ -18,7 +23,7 @@ import { StepState, createWriterConversations, stepData } from "./workload.js";
  * every checkpoint; its beta DeltaChannel is not measured here.
  */
 
-function checkpointOf(n: number, values: Record<string, unknown>): Checkpoint {
+export function checkpointOf(n: number, values: Record<string, unknown>): Checkpoint {
   const versions: Record<string, number> = {};
   for (const key of Object.keys(values)) versions[key] = n;
   return {
@@ -31,9 +36,13 @@ function checkpointOf(n: number, values: Record<string, unknown>): Checkpoint {
   };
 }
 
-const metadataOf = (n: number): CheckpointMetadata => ({ source: "loop", step: n, parents: {} });
+export const metadataOf = (n: number): CheckpointMetadata => ({
+  source: "loop",
+  step: n,
+  parents: {},
+});
 
-function openSaver(path: string): SqliteSaver {
+export function openSaver(path: string): SqliteSaver {
   const db = new Database(path);
   db.pragma("synchronous = NORMAL");
   return new SqliteSaver(db);
@@ -115,70 +124,67 @@ function quarters(times: number[]): number[] {
   });
 }
 
+const childPath = fileURLToPath(
+  new URL(`./growing-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
+
+/** Runs one side in a fresh process with this process's loader flags (tsx on sources, none on dist). */
+async function runSide(
+  side: "durably" | "langgraph",
+  path: string,
+  steps: number,
+  messageBytes: number,
+): Promise<GrowingChildReport> {
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [...process.execArgv, childPath, side, path, String(steps), String(messageBytes)],
+    { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout.trim().split("\n").pop() as string) as GrowingChildReport;
+}
+
 /**
  * A conversation of `steps` steps, each adding one message: Durably appends
  * one entry (plus the state delta of the commit workload) on SQLite; LangGraph
- * puts a checkpoint holding the whole message list. The two alternate step by
- * step so load on the machine hits both alike; each step is timed alone.
+ * puts a checkpoint holding the whole message list. Each side runs alone in
+ * its own process, one after the other: timed step by step in one loop, the
+ * peer's growing writes (hundreds of MB by the end) would slow Durably's
+ * steps too and show a decline that is not Durably's.
  */
 export async function growingConversation(
   steps: number,
   messageBytes: number,
   scratch: Scratch,
 ): Promise<GrowingResult> {
-  const durablyPath = scratch.path("growing-durably.sqlite");
-  const langgraphPath = scratch.path("growing-langgraph.sqlite");
-  const session = await Session.open(await openSqliteStorage(durablyPath));
-  const saver = openSaver(langgraphPath);
-  const durablyTimes: number[] = [];
-  const langgraphTimes: number[] = [];
-  try {
-    const [conversationId] = await createWriterConversations(session, 1);
-    let config: RunnableConfig = { configurable: { thread_id: "conversation", checkpoint_ns: "" } };
-    const messages: { role: string; content: string }[] = [];
-    for (let n = 1; n <= steps; n++) {
-      const message = messageOf(n, messageBytes);
-      let start = performance.now();
-      await session.commit(async (tx) => {
-        await tx.appendEntry(conversationId as ConversationId, { kind: "message", data: message });
-        (await tx.doc(StepState, conversationId as ConversationId)).n = n;
-      });
-      durablyTimes.push(performance.now() - start);
-
-      start = performance.now();
-      messages.push(message);
-      config = await saver.put(
-        config,
-        checkpointOf(n, { messages, state: { n, note: "" } }),
-        metadataOf(n),
-      );
-      langgraphTimes.push(performance.now() - start);
-    }
-    const durablyBytes = sqliteBytes(durablyPath);
-    const langgraphBytes = sqliteBytes(langgraphPath);
-    await session.close();
-    saver.db.close();
-    const side = (times: number[], bytes: number, path: string): GrowingSide => {
-      const q = quarters(times);
-      return {
-        lastQuarterStepsPerSecond: q[3] as number,
-        quarterStepsPerSecond: q,
-        bytesOnDisk: bytes,
-        bytesAfterClose: sqliteBytes(path),
-      };
-    };
-    const durably = side(durablyTimes, durablyBytes, durablyPath);
-    const langgraph = side(langgraphTimes, langgraphBytes, langgraphPath);
+  const durablyRun = await runSide(
+    "durably",
+    scratch.path("growing-durably.sqlite"),
+    steps,
+    messageBytes,
+  );
+  const langgraphRun = await runSide(
+    "langgraph",
+    scratch.path("growing-langgraph.sqlite"),
+    steps,
+    messageBytes,
+  );
+  const side = (run: GrowingChildReport): GrowingSide => {
+    const q = quarters(run.times);
     return {
-      steps,
-      messageBytes,
-      durably,
-      langgraph,
-      speedup: ratio(durably.lastQuarterStepsPerSecond, langgraph.lastQuarterStepsPerSecond),
-      bytesRatio: ratio(durably.bytesOnDisk, langgraph.bytesOnDisk),
+      lastQuarterStepsPerSecond: q[3] as number,
+      quarterStepsPerSecond: q,
+      bytesOnDisk: run.bytesOnDisk,
+      bytesAfterClose: run.bytesAfterClose,
     };
-  } finally {
-    if (saver.db.open) saver.db.close();
-    await session.close();
-  }
+  };
+  const durably = side(durablyRun);
+  const langgraph = side(langgraphRun);
+  return {
+    steps,
+    messageBytes,
+    durably,
+    langgraph,
+    speedup: ratio(durably.lastQuarterStepsPerSecond, langgraph.lastQuarterStepsPerSecond),
+    bytesRatio: ratio(durably.bytesOnDisk, langgraph.bytesOnDisk),
+  };
 }

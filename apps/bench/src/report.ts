@@ -35,11 +35,22 @@ export interface CommitPair {
   perSecond: number;
   baselinePerSecond: number;
   ratio: number;
+  /** CPU microseconds per commit of the case and of its baseline (medians over the rounds). */
+  cpuMicros: number;
+  baselineCpuMicros: number;
+  /**
+   * Session cases: the kernel's own CPU per commit, the case's CPU per commit
+   * minus that of `storage.commit` called directly with the same batches
+   * (`direct/…`; for memory, the raw `MemoryStorage.commit` case).
+   */
+  kernelMicros?: number;
 }
 
 export interface Goal {
   id: string;
   description: string;
+  /** A ratio ("x", the default) or microseconds ("µs"). */
+  unit?: "x" | "µs";
   value: number;
   comparator: ">=" | "<=";
   target: number;

@@ -28,6 +28,11 @@ export const times = (n: number): string =>
         ? `${n.toFixed(2)}x`
         : `1/${(1 / n).toFixed(0)}`;
 export const ms = (n: number): string => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+export const micros = (n: number | undefined): string =>
+  n === undefined || !Number.isFinite(n) ? "" : n >= 100 ? n.toFixed(0) : n.toFixed(1);
+/** A goal's value or target in its unit. */
+export const goalValue = (n: number, unit: "x" | "µs" | undefined): string =>
+  unit === "µs" ? `${micros(n)} µs` : times(n);
 export const mib = (bytes: number): string =>
   `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 2 : 1)} MiB`;
 
@@ -41,11 +46,22 @@ export function renderReport(report: BenchReport): string {
     `load average at start ${meta.loadavgStart.map((l) => l.toFixed(2)).join(" ")}, at end ${meta.loadavgEnd.map((l) => l.toFixed(2)).join(" ")}`,
     "",
     `Commits/s, one entry append + one document delta per commit; median of ${meta.rounds} interleaved rounds of ${meta.roundMs} ms`,
+    "CPU: process CPU µs per commit (all threads); kernel: the Session's own, its CPU per commit minus storage.commit direct's",
   );
   const byId = new Map(commits.cases.map((c) => [c.id, c]));
   out.push(
     textTable(
-      ["case", "commits/s", "baseline", "baseline/s", "ratio", "batches/call"],
+      [
+        "case",
+        "commits/s",
+        "baseline",
+        "baseline/s",
+        "ratio",
+        "CPU µs",
+        "baseline CPU µs",
+        "kernel µs",
+        "batches/call",
+      ],
       commits.pairs.map((p) => {
         const c = byId.get(p.caseId);
         return [
@@ -54,6 +70,9 @@ export function renderReport(report: BenchReport): string {
           p.baselineId,
           int(p.baselinePerSecond),
           times(p.ratio),
+          micros(p.cpuMicros),
+          micros(p.baselineCpuMicros),
+          micros(p.kernelMicros),
           c?.batchesPerCall === undefined ? "" : c.batchesPerCall.toFixed(1),
         ];
       }),
@@ -61,8 +80,10 @@ export function renderReport(report: BenchReport): string {
     "",
     "Raw baselines (same rows, lines or keys, written straight to the library)",
     textTable(
-      ["baseline", "id", "commits/s"],
-      commits.cases.filter((c) => c.family === "raw").map((c) => [c.label, c.id, int(c.perSecond)]),
+      ["baseline", "id", "commits/s", "CPU µs"],
+      commits.cases
+        .filter((c) => c.family === "raw")
+        .map((c) => [c.label, c.id, int(c.perSecond), micros(c.cpuMicros)]),
     ),
     "",
     `Growing conversation: ${growing.steps} steps, each adding one ${growing.messageBytes}-byte message (SQLite, both synchronous=NORMAL)`,
@@ -115,8 +136,8 @@ export function renderReport(report: BenchReport): string {
       ["goal", "measured", "target", "met"],
       goals.map((g) => [
         g.description,
-        times(g.value),
-        `${g.comparator} ${times(g.target)}`,
+        goalValue(g.value, g.unit),
+        `${g.comparator} ${goalValue(g.target, g.unit)}`,
         g.met ? "yes" : "NO",
       ]),
     ),

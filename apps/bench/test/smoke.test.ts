@@ -32,6 +32,7 @@ describe("pnpm bench --smoke", () => {
       "Growing conversation",
       "Reopen",
       "Goals",
+      "kernel µs",
     ])
       expect(stdout).toContain(heading);
     for (const b of BACKENDS) expect(stdout).toContain(`Session.commit, ${b.label}, 1 writer`);
@@ -46,7 +47,7 @@ describe("pnpm bench --smoke", () => {
     const ids = commits.cases.map((c) => c.id).sort();
     const expected = [
       ...BACKENDS.flatMap((b) => [`session/${b.id}/1`, `session/${b.id}/${w}`]),
-      ...["sqlite", "jsonl", "jsonl-fsync", "store-level"].flatMap((b) => [
+      ...["sqlite", "sqlite-full", "jsonl", "jsonl-fsync", "store-level"].flatMap((b) => [
         `direct/${b}/1`,
         `direct/${b}/${w}`,
       ]),
@@ -63,7 +64,13 @@ describe("pnpm bench --smoke", () => {
     expect(commits.pairs.map((p) => p.caseId).sort()).toEqual(
       ids.filter((id) => !id.startsWith("raw/")).sort(),
     );
-    for (const p of commits.pairs) expect(positive(p.ratio), p.caseId).toBe(true);
+    for (const p of commits.pairs) {
+      expect(positive(p.ratio), p.caseId).toBe(true);
+      expect(positive(p.cpuMicros) && positive(p.baselineCpuMicros), p.caseId).toBe(true);
+    }
+    // The kernel's own CPU per commit sits beside every Session case.
+    for (const p of commits.pairs.filter((p) => p.caseId.startsWith("session/")))
+      expect(Number.isFinite(p.kernelMicros), p.caseId).toBe(true);
     for (const c of commits.cases.filter((c) => c.family === "session"))
       expect(c.batchesPerCall, c.id).toBeGreaterThanOrEqual(1);
 
@@ -83,7 +90,7 @@ describe("pnpm bench --smoke", () => {
     expect(positive(reopen.growth.jsonl) && positive(reopen.growth.sqlite)).toBe(true);
 
     const summary = json<{ goals: BenchReport["goals"] }>("summary.json");
-    expect(summary.goals).toHaveLength(11);
+    expect(summary.goals).toHaveLength(21);
     for (const g of summary.goals) {
       expect(typeof g.met).toBe("boolean");
       expect(g.met).toBe(g.comparator === ">=" ? g.value >= g.target : g.value <= g.target);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { configFrom } from "../src/config.ts";
-import { evaluateGoals } from "../src/goals.ts";
+import { evaluateGoals, kernelMicros, pairCases } from "../src/goals.ts";
 import { messageOf } from "../src/peer-langgraph.ts";
 import { median } from "../src/stats.ts";
 import { textTable, times } from "../src/table.ts";
@@ -62,17 +62,28 @@ describe("figures", () => {
         "raw/store-level/4",
         "session/jsonl/1",
         "raw/jsonl/1",
+        "session/memory/1",
+        "raw/memory/1",
+        "peer/langgraph/1",
+        "raw/sqlite/4",
+        "session/sqlite-full/1",
+        "raw/sqlite-full/1",
+        "session/sqlite-full/4",
+        "raw/sqlite-full/4",
+        "session/jsonl/4",
+        "raw/jsonl/4",
       ]
         .filter((id) => id.startsWith(family))
         .map((id) => ({
           id,
           family: family as "session",
           label: id,
-          backend: "x",
-          writers: 1,
-          perSecond: 100,
+          backend: id.split("/")[1] as string,
+          writers: Number(id.split("/")[2]),
+          perSecond: id === "session/memory/1" ? 50 : 100,
           rounds: [100],
           commits: 1,
+          cpuMicros: id === "session/memory/1" ? 12 : 4,
         })),
     );
     const side = {
@@ -100,5 +111,42 @@ describe("figures", () => {
     expect(met["growing-speed"]).toBe(true); // 60 >= 50
     expect(met["growing-bytes"]).toBe(false); // 0.01 > 1/200
     expect(met["jsonl-reopen-linear"]).toBe(true);
+    expect(met["kernel-memory-1-vs-raw"]).toBe(false); // 0.5 < 0.6
+    expect(met["kernel-sqlite-4-vs-raw"]).toBe(true); // 1.0 >= 0.75
+    expect(met["kernel-sqlite-full-1-vs-raw"]).toBe(true); // 1.0 >= 0.75
+    expect(met["kernel-sqlite-1-vs-langgraph"]).toBe(true); // 1.0 >= 1.0
+    expect(met["kernel-sqlite-4-vs-langgraph"]).toBe(false); // 1.0 < 1.3
+    const cpu = goals.find((g) => g.id === "kernel-memory-cpu");
+    expect(cpu).toMatchObject({ unit: "µs", value: 8, met: false }); // 12 - 4 > 5
+  });
+
+  it("reads the kernel's CPU per commit as the Session case's minus storage.commit direct's", () => {
+    const at = (id: string, cpuMicros: number, backend = "sqlite", writers = 1) => ({
+      id,
+      family: id.split("/")[0] as "session",
+      label: id,
+      backend,
+      writers,
+      perSecond: 1,
+      rounds: [1],
+      commits: 1,
+      cpuMicros,
+    });
+    const cases = [
+      at("session/sqlite/1", 30),
+      at("direct/sqlite/1", 22),
+      at("raw/sqlite/1", 15),
+      at("session/memory/1", 9, "memory"),
+      at("raw/memory/1", 5, "memory"),
+    ];
+    expect(kernelMicros(cases, "session/sqlite/1")).toBe(8);
+    expect(kernelMicros(cases, "session/memory/1")).toBe(4); // no direct case: the raw MemoryStorage.commit
+    const pairs = pairCases(cases);
+    expect(pairs.find((p) => p.caseId === "session/sqlite/1")).toMatchObject({
+      baselineId: "raw/sqlite/1",
+      cpuMicros: 30,
+      baselineCpuMicros: 15,
+      kernelMicros: 8,
+    });
   });
 });

@@ -10,6 +10,7 @@ const run = promisify(execFile);
 /** A benchmark script's smoke run: what it printed, and the JSON files it wrote. */
 export interface SmokeRun {
   readonly stdout: string;
+  readonly stderr: string;
   readonly json: <T>(name: string) => T;
 }
 
@@ -21,7 +22,7 @@ export function smokeRunner(label: string): (script: string) => Promise<SmokeRun
   const out = mkdtempSync(join(tmpdir(), `durably-bench-${label}-`));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
   return async (script) => {
-    const { stdout } = await run(
+    const { stdout, stderr } = await run(
       process.execPath,
       ["--conditions=@durably/source", "--import", "tsx", `src/${script}`, "--smoke"],
       {
@@ -31,6 +32,7 @@ export function smokeRunner(label: string): (script: string) => Promise<SmokeRun
     );
     return {
       stdout,
+      stderr,
       json: <T>(name: string) => JSON.parse(readFileSync(join(out, name), "utf8")) as T,
     };
   };

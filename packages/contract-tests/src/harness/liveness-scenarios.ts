@@ -11,9 +11,11 @@ import {
   type ModelEvent,
   type ModelRequest,
   type ModelStreamOptions,
+  StoragePoisoned,
   type TaskId,
   type ToolResultMessage,
 } from "@durably/core";
+import { FaultInjector } from "../session/faults.js";
 import { check } from "./invariants.js";
 import type { HarnessScenario } from "./scenarios.js";
 
@@ -277,6 +279,51 @@ export const livenessScenarios: readonly HarnessScenario[] = [
       } finally {
         steadyRelease.resolve();
         await harness.close();
+      }
+    },
+  },
+  {
+    name: "a storage commit that fails mid-run fails the session: submission.wait() and scheduler.waitForTask() reject with SessionFailed carrying the storage error, and close resolves",
+    async run(storage) {
+      const faults = new FaultInjector(storage);
+      const model = new StallingModel();
+      const harness = await Harness.open(faults, { model });
+      try {
+        const root = await harness.root();
+        const submission = await root.submit({ type: "input", content: "one" });
+        await within(model.streaming, "the answer starts streaming");
+        const run = await liveRun(harness);
+        const outcome = (promise: Promise<unknown>) =>
+          promise.then(
+            (value) => ({ resolved: value }),
+            (error: unknown) => ({ rejected: error }),
+          );
+        const waits = [
+          ["submission.wait()", outcome(submission.wait())],
+          [
+            `scheduler.waitForTask(${run?.taskId})`,
+            outcome(harness.scheduler.waitForTask(run?.taskId as TaskId)),
+          ],
+        ] as const;
+        const poisoned = new StoragePoisoned("injected: the write failed with EIO", {
+          cause: new Error("EIO"),
+        });
+        faults.nextCommit = () => Promise.reject(poisoned);
+        await harness.session
+          .commit((tx) => tx.appendEntry(ROOT, { kind: "app.note" }))
+          .catch(() => undefined);
+        for (const [what, pending] of waits) {
+          const result = (await within(pending, `${what} after the session failed`)) as {
+            rejected?: Error;
+          };
+          check(
+            result.rejected?.name === "SessionFailed" && result.rejected.cause === poisoned,
+            () =>
+              `${what}: expected SessionFailed caused by the injected StoragePoisoned, got ${JSON.stringify(result)}`,
+          );
+        }
+      } finally {
+        await within(harness.close(), "harness.close() after the session failed");
       }
     },
   },

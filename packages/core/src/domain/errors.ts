@@ -149,6 +149,16 @@ export class ConversationBusy extends DurablyError {
   readonly code = "CONVERSATION_BUSY";
 }
 
+/**
+ * `session.commit` was called from inside a commit callback: the nested
+ * commit would wait for the line the callback holds, and the callback for
+ * it. Write through the callback's `tx` instead.
+ */
+export class NestedCommit extends DurablyError {
+  override readonly name = "NestedCommit";
+  readonly code = "NESTED_COMMIT";
+}
+
 /** A draft or transaction was used after its commit callback settled. */
 export class DraftRevoked extends DurablyError {
   override readonly name = "DraftRevoked";

@@ -23,22 +23,54 @@ export interface JsonCopyOptions {
    * (`MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS` from the copied value).
    */
   depth?: number;
+  /**
+   * Freeze every array and object of the copy as it is built (the session
+   * shares what it copies with readers, so it would freeze it next anyway:
+   * one walk instead of two).
+   */
+  freeze?: boolean;
 }
 
 /** @internal The depth failure, told apart from other violations by callers that re-check per value. */
 export class NestingTooDeep extends TypeError {}
 
-interface CopyContext {
-  readonly root: string;
-  readonly path: PathSegment[];
-  /** The containers above the current one, for cycle detection; its length is the current nesting. */
-  readonly ancestors: object[];
-  readonly build: boolean;
+/** The state of one walk. Reused across calls (`acquire`, `release`): a copy allocates only its output. */
+class CopyContext {
+  root = "";
+  /** `path[d]`: the key under which the container at nesting `d + 1` was reached. Only grows. */
+  readonly path: PathSegment[] = [];
+  /** The containers being walked, outermost first, for cycle detection. Only grows; slots are cleared. */
+  readonly ancestors: (object | undefined)[] = [];
+  /** How many containers are being walked (the current nesting). */
+  depth = 0;
+  build = true;
+  freeze = false;
   /** Levels allowed below the copied value's root, and the limit the error message states. */
-  readonly levels: number;
-  readonly stated: number;
+  levels = 0;
+  stated = 0;
   /** The deepest nesting met, counted from the copied value's root. */
-  deepest: number;
+  deepest = 0;
+}
+
+/** A context free for the next walk; a walk that starts inside another (a proxy trap, say) makes its own. */
+let spare: CopyContext | undefined;
+
+function acquire(root: string, build: boolean, options: JsonCopyOptions | undefined): CopyContext {
+  const ctx = spare ?? new CopyContext();
+  spare = undefined;
+  const depth = options?.depth;
+  ctx.root = root;
+  ctx.build = build;
+  ctx.freeze = build && options?.freeze === true;
+  ctx.levels = depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH - depth;
+  ctx.stated = depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH;
+  ctx.deepest = 0;
+  return ctx;
+}
+
+function release(ctx: CopyContext): void {
+  ctx.depth = 0;
+  spare = ctx;
 }
 
 function describe(value: unknown): string {
@@ -70,21 +102,31 @@ export function setOwn(target: JsonObject, key: string, item: Json): void {
   else target[key] = item;
 }
 
-function fail(ctx: CopyContext, path: PathSegment[], what: string): never {
+function fail(ctx: CopyContext, path: readonly PathSegment[], what: string): never {
   throw new TypeError(`${formatPath(ctx.root, path)}: ${what} is not JSON`);
 }
 
-function context(root: string, build: boolean, options: JsonCopyOptions | undefined): CopyContext {
-  const depth = options?.depth;
-  return {
-    root,
-    path: [],
-    ancestors: [],
-    build,
-    levels: depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH - depth,
-    stated: depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH,
-    deepest: 0,
-  };
+/**
+ * A primitive as JSON carries it (`-0` as `0`), or `undefined` when it is not
+ * JSON. Most values written are primitives: they need no copy context at all.
+ */
+export function jsonPrimitive(value: unknown): Json | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) return undefined;
+      return value === 0 ? 0 : value; // -0 === 0: both become +0
+    case "object":
+      return value === null ? null : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function primitiveFailure(value: unknown, root: string): never {
+  throw new TypeError(`${formatPath(root, [])}: ${describe(value)} is not JSON`);
 }
 
 /**
@@ -98,7 +140,16 @@ function context(root: string, build: boolean, options: JsonCopyOptions | undefi
  * the path under `root`.
  */
 export function copyJson(value: unknown, root = "value", options?: JsonCopyOptions): Json {
-  return copyAt(value, context(root, true, options));
+  if (typeof value !== "object" || value === null) {
+    const primitive = jsonPrimitive(value);
+    return primitive === undefined ? primitiveFailure(value, root) : primitive;
+  }
+  const ctx = acquire(root, true, options);
+  try {
+    return copyAt(value, ctx);
+  } finally {
+    release(ctx);
+  }
 }
 
 /** Same checks as `copyJson` without building a copy. */
@@ -107,7 +158,16 @@ export function checkJson(
   root = "value",
   options?: JsonCopyOptions,
 ): asserts value is Json {
-  copyAt(value, context(root, false, options));
+  if (typeof value !== "object" || value === null) {
+    if (jsonPrimitive(value) === undefined) primitiveFailure(value, root);
+    return;
+  }
+  const ctx = acquire(root, false, options);
+  try {
+    copyAt(value, ctx);
+  } finally {
+    release(ctx);
+  }
 }
 
 /**
@@ -120,69 +180,94 @@ export function copyJsonMeasured(
   root: string,
   options: JsonCopyOptions,
 ): { value: Json; deepest: number } {
-  const ctx = context(root, true, options);
-  return { value: copyAt(value, ctx), deepest: ctx.deepest };
+  const ctx = acquire(root, true, options);
+  try {
+    return { value: copyAt(value, ctx), deepest: ctx.deepest };
+  } finally {
+    release(ctx);
+  }
 }
 
 function copyAt(value: unknown, ctx: CopyContext): Json {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value;
-    case "number":
-      if (!Number.isFinite(value)) fail(ctx, ctx.path, describe(value));
-      return value === 0 ? 0 : value; // -0 === 0: both become +0
-    case "object":
-      break;
-    default:
-      fail(ctx, ctx.path, describe(value));
+  if (typeof value !== "object" || value === null) {
+    const primitive = jsonPrimitive(value);
+    return primitive === undefined
+      ? fail(ctx, ctx.path.slice(0, ctx.depth), describe(value))
+      : primitive;
   }
-  if (value === null) return null;
-  const { path, ancestors, build } = ctx;
-  if (ancestors.includes(value)) fail(ctx, path, "a cycle");
+  const { ancestors } = ctx;
+  const nesting = ctx.depth;
+  for (let i = 0; i < nesting; i++)
+    if (ancestors[i] === value) fail(ctx, ctx.path.slice(0, nesting), "a cycle");
   // Checked before descending, so a value nested thousands deep stops here, not in a stack overflow.
-  const level = ancestors.length + 1;
+  const level = nesting + 1;
   if (level > ctx.levels)
     throw new NestingTooDeep(
-      `${formatPath(ctx.root, path)}: nesting deeper than ${ctx.stated} levels`,
+      `${formatPath(ctx.root, ctx.path.slice(0, nesting))}: nesting deeper than ${ctx.stated} levels`,
     );
   if (level > ctx.deepest) ctx.deepest = level;
-  ancestors.push(value);
+  ancestors[nesting] = value;
+  ctx.depth = level;
   try {
-    if (Array.isArray(value)) {
-      if (Object.getPrototypeOf(value) !== Array.prototype) fail(ctx, path, describe(value));
-      const length = value.length;
-      const out: Json[] = build ? new Array<Json>(length) : [];
-      for (let i = 0; i < length; i++) {
-        const descriptor = Object.getOwnPropertyDescriptor(value, i);
-        if (descriptor === undefined) fail(ctx, [...path, i], "a hole in a sparse array");
-        if (descriptor.get || descriptor.set) fail(ctx, [...path, i], "an accessor");
-        path.push(i);
-        const item = copyAt(value[i], ctx);
-        path.pop();
-        if (build) out[i] = item;
-      }
-      return out;
-    }
-    const proto: unknown = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) fail(ctx, path, describe(value));
-    if (Object.getOwnPropertySymbols(value).length > 0)
-      fail(ctx, path, "an object with symbol keys");
-    const out: JsonObject = {};
-    const source = value as Record<string, unknown>;
-    for (const key of Object.keys(source)) {
-      const descriptor = Object.getOwnPropertyDescriptor(source, key);
-      if (descriptor && (descriptor.get || descriptor.set))
-        fail(ctx, [...path, key], "an accessor");
-      const item = source[key];
-      if (item === undefined) continue;
-      path.push(key);
-      const copied = copyAt(item, ctx);
-      path.pop();
-      if (build) setOwn(out, key, copied);
-    }
+    const out: Json = Array.isArray(value) ? copyArray(value, ctx) : copyObject(value, ctx);
+    if (ctx.freeze) Object.freeze(out);
     return out;
   } finally {
-    ancestors.pop();
+    ancestors[nesting] = undefined; // keeps no caller object alive after the walk
+    ctx.depth = nesting;
   }
+}
+
+/** The path of the container being walked (one key per container above it), or of its child `key`. */
+function pathTo(ctx: CopyContext, key?: PathSegment): PathSegment[] {
+  const path = ctx.path.slice(0, ctx.depth - 1);
+  if (key !== undefined) path.push(key);
+  return path;
+}
+
+/** A child value: primitives checked in place, containers walked one level down. */
+function copyChild(item: unknown, key: PathSegment, ctx: CopyContext): Json {
+  if (typeof item !== "object" || item === null) {
+    const primitive = jsonPrimitive(item);
+    return primitive === undefined ? fail(ctx, pathTo(ctx, key), describe(item)) : primitive;
+  }
+  // The container at depth d is reached through path[d - 1].
+  ctx.path[ctx.depth - 1] = key;
+  return copyAt(item, ctx);
+}
+
+function copyArray(value: unknown[], ctx: CopyContext): Json[] {
+  const { build } = ctx;
+  if (Object.getPrototypeOf(value) !== Array.prototype) fail(ctx, pathTo(ctx), describe(value));
+  const length = value.length;
+  const out: Json[] = build ? new Array<Json>(length) : [];
+  for (let i = 0; i < length; i++) {
+    // One descriptor read per element: it finds holes and accessors and carries the value.
+    const descriptor = Object.getOwnPropertyDescriptor(value, i);
+    if (descriptor === undefined) fail(ctx, pathTo(ctx, i), "a hole in a sparse array");
+    if (descriptor.get || descriptor.set) fail(ctx, pathTo(ctx, i), "an accessor");
+    const copied = copyChild(descriptor.value, i, ctx);
+    if (build) out[i] = copied;
+  }
+  return out;
+}
+
+function copyObject(value: object, ctx: CopyContext): JsonObject {
+  const { build } = ctx;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) fail(ctx, pathTo(ctx), describe(value));
+  if (Object.getOwnPropertySymbols(value).length > 0)
+    fail(ctx, pathTo(ctx), "an object with symbol keys");
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    // Gone meanwhile (a proxy, say): skipped, as JSON.stringify would.
+    if (descriptor === undefined) continue;
+    if (descriptor.get || descriptor.set) fail(ctx, pathTo(ctx, key), "an accessor");
+    const item: unknown = descriptor.value;
+    if (item === undefined) continue;
+    const copied = copyChild(item, key, ctx);
+    if (build) setOwn(out, key, copied);
+  }
+  return out;
 }

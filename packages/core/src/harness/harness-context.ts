@@ -21,7 +21,10 @@ export interface HarnessContext {
   readonly modelNames: ReadonlySet<string>;
   /** The names of the harness's tools (a configuration may name them). */
   readonly toolNames: ReadonlySet<string>;
-  /** Aborted (reason `SessionClosed`) when the harness closes: long waits (streams) end with it. */
+  /**
+   * Aborted when the harness closes (reason `SessionClosed`) or its session
+   * fails (reason the `SessionFailed`): long waits (streams) end with it.
+   */
   readonly closing: AbortSignal;
   /** Starts the scheduler if it is not running (idempotent). */
   resume(options?: CallOptions): Promise<void>;

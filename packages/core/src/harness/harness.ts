@@ -1,5 +1,10 @@
 import { SessionClosed, UnknownRecord } from "../domain/errors.js";
-import { ROOT_CONVERSATION_ID, type ConversationId, type SubmissionId } from "../domain/ids.js";
+import {
+  ROOT_CONVERSATION_ID,
+  type ConversationId,
+  type SubmissionId,
+  type TaskId,
+} from "../domain/ids.js";
 import type { SubmissionRecord } from "../domain/records.js";
 import type { CallOptions, Storage } from "../storage/port.js";
 import { Session, type SessionSettings } from "../session/session.js";
@@ -34,6 +39,23 @@ export interface HarnessSettings extends SessionSettings {
   compaction?: CompactionSettings;
   /** How much of a tool's streamed output its live slot keeps (`maxBytes` 51,200, `maxLines` 2,000). */
   toolOutput?: ToolOutputBound;
+  /**
+   * How long a tool or model call gets to return after its signal aborted
+   * (`close()`, or an abort of its conversation) before the harness gives
+   * up on it. Default 3,000 ms. See `HarnessCloseReport`.
+   */
+  stopGraceMs?: number;
+}
+
+/** What `close()` resolves with. */
+export interface HarnessCloseReport {
+  /**
+   * Tasks (generations, tool calls) whose code ignored its aborted signal
+   * past `settings.stopGraceMs`: close went on without them. Each stays as
+   * stored and resumes at the next open (a `replay: "unsafe"` tool gets an
+   * interrupted result); nothing the abandoned call does later is stored.
+   */
+  readonly notStopped: readonly TaskId[];
 }
 
 export interface HarnessOptions extends CallOptions {
@@ -119,7 +141,7 @@ export class Harness {
   private readonly waiters = new Map<number, Set<SettleWaiter>>();
   private readonly unsubscribe: () => void;
   private starting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
+  private closing: Promise<HarnessCloseReport> | undefined;
   private readonly closed = new AbortController();
 
   private constructor(session: Session, options: HarnessOptions, checked: Checked) {
@@ -151,6 +173,9 @@ export class Harness {
       ...(options.settings?.concurrency !== undefined
         ? { concurrency: options.settings.concurrency }
         : {}),
+      ...(options.settings?.stopGraceMs !== undefined
+        ? { stopGraceMs: options.settings.stopGraceMs }
+        : {}),
       onError: (error, taskId) =>
         onError(error, `scheduler${taskId === undefined ? "" : ` (task ${taskId})`}`),
     });
@@ -158,6 +183,11 @@ export class Harness {
       if (this.waiters.size === 0) return;
       for (const write of event.writes)
         if (write.type === "submission" && isSettled(write.value)) this.wake(write.value);
+    });
+    // Nothing settles after a failure: pending waits and streams end with it at once.
+    session.onFailure((failure) => {
+      this.rejectWaiters(failure);
+      this.closed.abort(failure);
     });
     this.context = {
       session,
@@ -255,6 +285,8 @@ export class Harness {
   private settled(id: SubmissionId, options?: CallOptions): Promise<SubmissionRecord> {
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    const failed = this.session.failed;
+    if (failed) return Promise.reject(failed);
     return new Promise<SubmissionRecord>((resolve, reject) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
@@ -288,21 +320,29 @@ export class Harness {
     if (set) for (const waiter of [...set]) waiter.resolve(record);
   }
 
+  private rejectWaiters(error: Error): void {
+    for (const set of [...this.waiters.values()])
+      for (const waiter of [...set]) waiter.reject(error);
+  }
+
   /**
    * Stops the scheduler (running phases see their signal abort and stop;
    * their tasks resume at the next open), stores pending progress and closes
-   * the session and storage. Idempotent. Pending `wait()`s reject.
+   * the session and storage. Idempotent. Pending `wait()`s reject. A tool
+   * or model call that ignores its signal is given up on after
+   * `settings.stopGraceMs`; its task is named in the report's `notStopped`.
    */
-  close(): Promise<void> {
+  close(): Promise<HarnessCloseReport> {
     this.closing ??= (async () => {
       await this.starting?.catch(() => undefined);
-      await this.scheduler.stop();
+      const { notStopped } = await this.scheduler.stop();
       this.unsubscribe();
-      const closed = new SessionClosed("the harness was closed before this submission settled");
-      for (const set of [...this.waiters.values()])
-        for (const waiter of [...set]) waiter.reject(closed);
+      this.rejectWaiters(
+        new SessionClosed("the harness was closed before this submission settled"),
+      );
       this.closed.abort(new SessionClosed("the harness was closed"));
       await this.session.close();
+      return { notStopped };
     })();
     return this.closing;
   }

@@ -111,7 +111,12 @@ export {
 } from "./retry-policy.js";
 export { TOOL_TASK, type ToolCheckpoint, type ToolTaskInput } from "./tool-task.js";
 export type { GenerationInput } from "./placement.js";
-export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
+export {
+  Harness,
+  type HarnessCloseReport,
+  type HarnessOptions,
+  type HarnessSettings,
+} from "./harness.js";
 export { Conversation, type SubmitInput } from "./conversation.js";
 export { Submission } from "./submission.js";
 export { SubmissionUnanswered } from "./errors.js";

@@ -42,6 +42,9 @@ export class Submission {
   /**
    * Resolves with the settled record: `{ status: "done", answer }` or
    * `{ status: "unanswered", reason, detail? }`. Starts the scheduler.
+   * Rejects with the session's `SessionFailed` (the storage error as its
+   * cause) as soon as the session fails, and `SessionClosed` when the
+   * harness closes first.
    */
   async wait(options?: CallOptions): Promise<SubmissionRecord> {
     await this.harness.resume(options);

@@ -7,9 +7,9 @@ import type { PreparedCommit } from "./prepared.js";
 import { addressKey } from "./tokens.js";
 
 /** One storage batch made of several deferred commits. */
-export interface CoalescedBatch {
+export interface CoalescedBatch<L> {
   readonly writes: StorageWrite[];
-  readonly layers: readonly PreparedCommit[];
+  readonly layers: readonly L[];
 }
 
 type Content =
@@ -42,22 +42,26 @@ function recordAddressKey(record: NewDocumentRecord): string {
  * earlier in the same group would be refused (retirement applies after
  * content), so it starts a new group.
  */
-export function coalesce(layers: readonly PreparedCommit[]): CoalescedBatch[] {
-  const out: CoalescedBatch[] = [];
-  let group: Group | undefined;
+export function coalesce<L>(
+  layers: readonly L[],
+  preparedOf: (layer: L) => PreparedCommit,
+): CoalescedBatch<L>[] {
+  const out: CoalescedBatch<L>[] = [];
+  let group: Group<L> | undefined;
   for (const layer of layers) {
-    if (!group || group.conflicts(layer)) {
+    const prepared = preparedOf(layer);
+    if (!group || group.conflicts(prepared)) {
       if (group) out.push(group.build());
-      group = new Group();
+      group = new Group<L>();
     }
-    group.add(layer);
+    group.add(layer, prepared);
   }
   if (group) out.push(group.build());
   return out;
 }
 
-class Group {
-  private readonly layers: PreparedCommit[] = [];
+class Group<L> {
+  private readonly layers: L[] = [];
   private readonly tables: StorageWrite[] = [];
   private readonly replaced = new Map<string, number>();
   private readonly docs = new Map<DocumentId, DocEntry>();
@@ -74,8 +78,8 @@ class Group {
     return false;
   }
 
-  add(layer: PreparedCommit): void {
-    this.layers.push(layer);
+  add(tag: L, layer: PreparedCommit): void {
+    this.layers.push(tag);
     const finals = new Map<number, Json>();
     for (const change of layer.docs)
       if (change.state) finals.set(change.state.id, change.state.value);
@@ -157,7 +161,7 @@ class Group {
       if (change.state === null) this.retiredAddresses.add(change.addressKey);
   }
 
-  build(): CoalescedBatch {
+  build(): CoalescedBatch<L> {
     const content: StorageWrite[] = [];
     const retires: StorageWrite[] = [];
     for (const [id, entry] of this.docs) {
@@ -190,7 +194,8 @@ class Group {
             content.push({
               type: "document.change",
               id,
-              content: { kind: "delta", version: c.version, ops: c.ops },
+              // Each op is frozen already; the merged list is frozen too (see isSealedBatches).
+              content: { kind: "delta", version: c.version, ops: Object.freeze(c.ops) as Op[] },
             });
             break;
         }

@@ -6,11 +6,12 @@ import type {
   Storage,
 } from "../storage/port.js";
 import { deepFreeze } from "./freeze.js";
-import type { DocChange, DocIncarnation, DocState, PreparedCommit } from "./prepared.js";
+import type { DocChange, DocIncarnation, DocState } from "./prepared.js";
 import type { DocValue } from "./tokens.js";
 
 interface PendingState {
-  readonly layer: PreparedCommit;
+  /** The object the session tracks the commit by. */
+  readonly layer: object;
   readonly change: DocChange;
   /** Visible to snapshots and watchers (stored, or deferred and published). */
   published: boolean;
@@ -24,11 +25,20 @@ export class DocSlot {
   readonly pending: PendingState[] = [];
   /** Bumped whenever `stored` changes through adoption, so a load that raced with it is retried. */
   generation = 0;
+  /** Used since the eviction scan last passed it (a second chance instead of reordering on every use). */
+  used = true;
 
   constructor(
     readonly key: string,
     readonly address: DocumentAddress,
   ) {}
+}
+
+function pendingIndex(slot: DocSlot, layer: object): number {
+  const pending = slot.pending;
+  for (let i = 0; i < pending.length; i++)
+    if ((pending[i] as PendingState).layer === layer) return i;
+  return -1;
 }
 
 export function incarnationFrom(doc: MaterializedDocument): DocIncarnation {
@@ -58,10 +68,6 @@ export function incarnationFrom(doc: MaterializedDocument): DocIncarnation {
  */
 export class DocCache {
   private readonly slots = new Map<string, DocSlot>();
-  /** Slots with at least one pending state. */
-  readonly pendingSlots = new Set<DocSlot>();
-  /** The most recently used slot (last in `slots` order). */
-  private newest: DocSlot | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -69,19 +75,18 @@ export class DocCache {
     private readonly isWatched: (key: string) => boolean = () => false,
   ) {}
 
+  /** The slot at `key` if the session has one, marked used. */
+  touch(key: string): DocSlot | undefined {
+    const slot = this.slots.get(key);
+    if (slot) slot.used = true;
+    return slot;
+  }
+
   slot(key: string, address: DocumentAddress): DocSlot {
-    // A commit reaches its slot twice in a row (open, then push at accept): skip the LRU re-insert.
-    if (this.newest?.key === key) return this.newest;
-    let slot = this.slots.get(key);
-    if (slot) {
-      this.newest = slot;
-      this.slots.delete(key);
-      this.slots.set(key, slot);
-      return slot;
-    }
-    slot = new DocSlot(key, address);
+    const found = this.touch(key);
+    if (found) return found;
+    const slot = new DocSlot(key, address);
     this.slots.set(key, slot);
-    this.newest = slot;
     if (this.slots.size > this.capacity) this.evict();
     return slot;
   }
@@ -101,6 +106,12 @@ export class DocCache {
       slot.stored = doc ? incarnationFrom(doc) : null;
       return slot.stored;
     }
+  }
+
+  /** The newest state when the session knows it without asking storage; `undefined` when it must ask. */
+  preparedNow(slot: DocSlot): DocState | undefined {
+    const last = slot.pending[slot.pending.length - 1];
+    return last ? last.change.state : slot.stored;
   }
 
   /** The newest state: what the next commit callback sees. */
@@ -125,36 +136,33 @@ export class DocCache {
    * evicted (or never loaded) meanwhile, which is exact because only the
    * commit line creates pending states.
    */
-  push(
-    key: string,
-    address: DocumentAddress,
-    layer: PreparedCommit,
-    change: DocChange,
-    basedOn: DocState,
-  ): void {
-    const slot = this.slot(key, address);
-    if (slot.stored === undefined && slot.pending.length === 0) slot.stored = basedOn;
+  push(layer: object, change: DocChange): void {
+    const slot = this.slot(change.addressKey, change.address);
+    if (slot.stored === undefined && slot.pending.length === 0) slot.stored = change.basedOn;
     slot.pending.push({ layer, change, published: false });
-    this.pendingSlots.add(slot);
   }
 
-  markPublished(layer: PreparedCommit): void {
-    for (const change of layer.docs) {
+  markPublished(layer: object, changes: readonly DocChange[]): void {
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i] as DocChange;
       const slot = this.slots.get(change.addressKey);
-      const entry = slot?.pending.find((p) => p.layer === layer);
-      if (entry) entry.published = true;
+      if (!slot) continue;
+      const index = pendingIndex(slot, layer);
+      if (index !== -1) (slot.pending[index] as PendingState).published = true;
     }
   }
 
   /** The layer is stored at `seq`: its states become the stored ones. */
-  adopt(layer: PreparedCommit, seq: Seq): void {
-    for (const change of layer.docs) {
+  adopt(layer: object, changes: readonly DocChange[], seq: Seq): void {
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i] as DocChange;
       const slot = this.slots.get(change.addressKey);
       if (!slot) continue;
-      const index = slot.pending.findIndex((p) => p.layer === layer);
+      const index = pendingIndex(slot, layer);
       if (index === -1) continue;
       // Layers are stored in order, so this is the oldest pending state.
-      slot.pending.splice(0, index + 1);
+      if (index === 0) slot.pending.shift();
+      else slot.pending.splice(0, index + 1);
       const state = change.state;
       let stamped: DocState = state;
       if (state !== null && state.createdAt === undefined) {
@@ -164,25 +172,23 @@ export class DocCache {
       }
       slot.stored = stamped;
       slot.generation++;
-      if (slot.pending.length === 0) this.pendingSlots.delete(slot);
     }
   }
 
   /** Forgets a layer that will never be stored (the session failed). */
-  discard(layer: PreparedCommit): void {
-    for (const change of layer.docs) {
+  discard(layer: object, changes: readonly DocChange[]): void {
+    for (const change of changes) {
       const slot = this.slots.get(change.addressKey);
       if (!slot) continue;
-      const index = slot.pending.findIndex((p) => p.layer === layer);
+      const index = pendingIndex(slot, layer);
       if (index !== -1) slot.pending.splice(index, 1);
-      if (slot.pending.length === 0) this.pendingSlots.delete(slot);
     }
   }
 
-  /** Pending states per address, newest per address, for listing documents of a scope. */
+  /** Pending states per address, newest per address, for listing documents of a scope (rare: forks, tasks ending). */
   pendingStates(): Map<string, { slot: DocSlot; state: DocState }> {
     const out = new Map<string, { slot: DocSlot; state: DocState }>();
-    for (const slot of this.pendingSlots) {
+    for (const slot of this.slots.values()) {
       const last = slot.pending[slot.pending.length - 1];
       if (last) out.set(slot.key, { slot, state: last.change.state });
     }
@@ -194,12 +200,21 @@ export class DocCache {
     return state ? state.id : undefined;
   }
 
+  /**
+   * Drops slots beyond `capacity`, oldest first, sparing those with pending
+   * states or watchers. A slot used since the scan last passed it gets a
+   * second chance (the CLOCK approximation of least recently used: a use
+   * only sets a flag, it does not reorder the map). The second pass finds
+   * every flag cleared, so the bound holds after each call.
+   */
   private evict(): void {
-    for (const [key, slot] of this.slots) {
-      if (this.slots.size <= this.capacity) return;
-      if (slot.pending.length > 0 || this.isWatched(key)) continue;
-      this.slots.delete(key);
-      if (slot === this.newest) this.newest = undefined;
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [key, slot] of this.slots) {
+        if (this.slots.size <= this.capacity) return;
+        if (slot.pending.length > 0 || this.isWatched(key)) continue;
+        if (slot.used) slot.used = false;
+        else this.slots.delete(key);
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { Seq } from "../domain/ids.js";
-import type { Batch, Storage } from "../storage/port.js";
+import type { Batch, CommitResult, Storage } from "../storage/port.js";
+import { beginSealedCall, endSealedCall } from "./sealed-batches.js";
 
 export interface QueuedBatch {
   readonly writes: Batch;
@@ -22,10 +23,14 @@ export interface GroupCommitStats {
   batches: number;
 }
 
+const SETTLED = Promise.resolve();
+
 /**
- * The group-commit flusher: whenever storage is idle, every queued batch
- * goes out in ONE `storage.commit` call, each keeping its own seq. While a
- * call is in flight new batches queue up and leave together in the next.
+ * The flusher: whenever storage is idle, every queued batch goes out in ONE
+ * `storage.commit` call, each keeping its own seq. While a call is in flight
+ * new batches queue up and leave together in the next. Written with bound
+ * callbacks rather than an async loop: a call costs one promise reaction,
+ * not the frames of two async functions.
  */
 export class GroupCommitter<B extends QueuedBatch> {
   private queue: B[] = [];
@@ -33,11 +38,39 @@ export class GroupCommitter<B extends QueuedBatch> {
   private startTimer: ReturnType<typeof setImmediate> | undefined;
   private broken = false;
   private idleWaiters: (() => void)[] = [];
+  /** The batches of the call in flight, and the seqs storage reported for them. */
+  private inFlight: B[] = [];
+  private readonly seqs: (Seq | undefined)[] = [];
   readonly stats: GroupCommitStats = { calls: 0, batches: 0 };
+
+  private readonly receive = (index: number, seq: Seq): void => {
+    this.seqs[index] = seq;
+  };
+  private readonly startNow = (): void => this.start();
+  private readonly next = (): void => this.flush();
+  private readonly onResult = (result: CommitResult): void => {
+    let stored: number;
+    let refused: unknown;
+    try {
+      ({ stored, refused } = result);
+    } catch (error) {
+      this.onError(error); // not a result at all
+      return;
+    }
+    this.handle(stored, refused);
+    this.done();
+  };
+  private readonly onError = (error: unknown): void => {
+    this.broken = true;
+    this.handlers.failed(error, this.inFlight.slice());
+    this.done();
+  };
 
   constructor(
     private readonly storage: Storage,
     private readonly handlers: GroupCommitHandlers<B>,
+    /** Every batch queued here was built by the Session (see `isSealedBatches`). */
+    private readonly sealed = false,
   ) {}
 
   /**
@@ -55,7 +88,7 @@ export class GroupCommitter<B extends QueuedBatch> {
     this.queue.push(batch);
     if (this.running) return;
     if (more) {
-      this.startTimer ??= setImmediate(() => this.start());
+      this.startTimer ??= setImmediate(this.startNow);
       return;
     }
     this.start();
@@ -68,7 +101,9 @@ export class GroupCommitter<B extends QueuedBatch> {
     // Start on a microtask so batches queued in the same turn (deferred progress
     // flushed right before an ordinary commit, say) share the first call too.
     this.running = true;
-    queueMicrotask(() => void this.run());
+    // A reaction on a settled promise: the same microtask queue as queueMicrotask, without
+    // the async-hooks resource Node allocates per queueMicrotask call.
+    void SETTLED.then(this.next);
   }
 
   /** True when nothing is queued or in flight. */
@@ -90,57 +125,65 @@ export class GroupCommitter<B extends QueuedBatch> {
     if (lost.length > 0) this.handlers.failed(cause, lost);
   }
 
-  private async run(): Promise<void> {
-    try {
-      while (this.queue.length > 0 && !this.broken) {
-        const batches = this.queue;
-        this.queue = [];
-        await this.send(batches);
-        this.handlers.settled?.();
-      }
-    } finally {
+  /** The call in flight was handled: empty its array for reuse, then send what queued meanwhile. */
+  private done(): void {
+    const batches = this.inFlight;
+    while (batches.length > 0) batches.pop();
+    this.handlers.settled?.();
+    this.flush();
+  }
+
+  /** Sends everything queued in one call, or goes idle when nothing is (or the pipeline broke). */
+  private flush(): void {
+    if (this.queue.length === 0 || this.broken) {
       this.running = false;
-      if (this.queue.length === 0 || this.broken) {
+      if (this.idleWaiters.length > 0) {
         const waiters = this.idleWaiters;
         this.idleWaiters = [];
         for (const resolve of waiters) resolve();
       }
-    }
-  }
-
-  private async send(batches: B[]): Promise<void> {
-    const seqs: (Seq | undefined)[] = new Array<Seq | undefined>(batches.length);
-    let stored: number;
-    let refused: unknown;
-    this.stats.calls++;
-    this.stats.batches += batches.length;
-    try {
-      const result = await this.storage.commit(
-        batches.map((b) => b.writes),
-        (index, seq) => {
-          seqs[index] = seq;
-        },
-      );
-      stored = result.stored;
-      refused = result.refused;
-    } catch (error) {
-      this.broken = true;
-      this.handlers.failed(error, batches);
       return;
     }
+    this.running = true;
+    // Two arrays swap roles and are emptied with pop(), which keeps their storage: a call
+    // allocates only the writes array it hands to storage.
+    const batches = this.queue;
+    this.queue = this.inFlight;
+    this.inFlight = batches;
+    // Cleared slot by slot: a storage that skips `receive` must not see an earlier call's seq.
+    for (let i = 0; i < batches.length; i++) this.seqs[i] = undefined;
+    this.stats.calls++;
+    this.stats.batches += batches.length;
+    const writes = new Array<Batch>(batches.length);
+    for (let i = 0; i < batches.length; i++) writes[i] = (batches[i] as B).writes;
+    let call: Promise<CommitResult>;
+    const previous = this.sealed ? beginSealedCall(writes) : undefined;
+    try {
+      call = Promise.resolve(this.storage.commit(writes, this.receive));
+    } catch (error) {
+      this.onError(error);
+      return;
+    } finally {
+      if (this.sealed) endSealedCall(previous);
+    }
+    call.then(this.onResult, this.onError);
+  }
+
+  private handle(stored: number, refused: unknown): void {
+    const batches = this.inFlight;
     if (!Number.isSafeInteger(stored) || stored < 0 || stored > batches.length) {
       this.broken = true;
       this.handlers.failed(
         new Error(
           `storage.commit returned stored = ${String(stored)} for ${batches.length} batches`,
         ),
-        batches,
+        batches.slice(),
       );
       return;
     }
     let previous = 0;
     for (let i = 0; i < stored; i++) {
-      const seq = seqs[i];
+      const seq = this.seqs[i];
       if (seq === undefined || !(seq > previous)) {
         this.broken = true;
         this.handlers.failed(

@@ -30,4 +30,6 @@ export { DraftTracker, type Draft } from "./draft.js";
 export { stringOps } from "./string-ops.js";
 export type { CommitInfo } from "./prepared.js";
 export type { CommitEvent, CommitListener, DocListener, ListenerErrorHandler } from "./watches.js";
+export type { FailureListener } from "./failure-listeners.js";
 export type { GroupCommitStats } from "./group-commit.js";
+export { isSealedBatches } from "./sealed-batches.js";

@@ -46,7 +46,7 @@ export interface PreparedCommit {
   readonly submissions: readonly SubmissionRecord[];
   readonly docs: readonly DocChange[];
   /** Code to run once the commit is stored and published (internal hook for tasks and harness). */
-  readonly afterCommit: ((info: CommitInfo) => void)[];
+  readonly afterCommit: readonly ((info: CommitInfo) => void)[];
 }
 
 /** What a commit's `afterCommit` hooks and the commit promise learn. */

@@ -141,42 +141,93 @@ export interface TaskToken<Input extends Json = Json, Checkpoint extends Json = 
   initial(input: Input): Checkpoint;
 }
 
-/** Resolves a token plus scope id (and key) to a storage address, checking the arguments. */
-export function addressOf(token: AnyDocToken, scopeId: unknown, key: unknown): DocumentAddress {
+/** Checks the arguments that pick a document: a token, a scope id of its scope, a key for a family. */
+function checkDocArguments(token: AnyDocToken, scopeId: unknown, key: unknown): void {
   if (typeof token !== "object" || token === null || typeof token.kind !== "string")
     throw new TypeError("not a document token: use defineDoc or defineDocFamily");
-  let scope: DocumentScope;
   switch (token.scope) {
     case "session":
       if (scopeId !== undefined && scopeId !== null)
         throw new TypeError(
           `document "${token.kind}" is session scoped: pass null as its scope id`,
         );
-      scope = { kind: "session" };
       break;
     case "conversation":
       if (!Number.isSafeInteger(scopeId) || (scopeId as number) < 1)
         throw new TypeError(
           `document "${token.kind}": conversation id must be a positive integer, got ${String(scopeId)}`,
         );
-      scope = { kind: "conversation", conversationId: scopeId as ConversationId };
       break;
     case "task":
       if (!Number.isSafeInteger(scopeId) || (scopeId as number) < 1)
         throw new TypeError(
           `document "${token.kind}": task id must be a positive integer, got ${String(scopeId)}`,
         );
-      scope = { kind: "task", taskId: scopeId as TaskId };
       break;
   }
   if (token.family) {
     if (typeof key !== "string")
       throw new TypeError(`document family "${token.kind}": key must be a string`);
-    return { kind: token.kind, scope, key };
-  }
-  if (key !== undefined)
+  } else if (key !== undefined)
     throw new TypeError(`document "${token.kind}" is not a family: it takes no key`);
-  return { kind: token.kind, scope };
+}
+
+/** Resolves a token plus scope id (and key) to a storage address, checking the arguments. */
+export function addressOf(token: AnyDocToken, scopeId: unknown, key: unknown): DocumentAddress {
+  checkDocArguments(token, scopeId, key);
+  let scope: DocumentScope;
+  switch (token.scope) {
+    case "session":
+      scope = { kind: "session" };
+      break;
+    case "conversation":
+      scope = { kind: "conversation", conversationId: scopeId as ConversationId };
+      break;
+    case "task":
+      scope = { kind: "task", taskId: scopeId as TaskId };
+      break;
+  }
+  return token.family
+    ? { kind: token.kind, scope, key: key as string }
+    : { kind: token.kind, scope };
+}
+
+/**
+ * `addressKey(addressOf(token, scopeId, key))` without building the address:
+ * what every `tx.doc` looks up first.
+ */
+export function addressKeyOf(token: AnyDocToken, scopeId: unknown, key: unknown): string {
+  checkDocArguments(token, scopeId, key);
+  if (key !== undefined) return buildKey(token, scopeId, key as string);
+  // Single documents: the key of each scope is kept, so the next lookup neither builds nor
+  // hashes a new string (a cached string carries its hash).
+  let byScope = keyCache.get(token);
+  if (byScope === undefined) keyCache.set(token, (byScope = new Map<unknown, string>()));
+  const scope = scopeId ?? null;
+  let cached = byScope.get(scope);
+  if (cached === undefined) {
+    if (byScope.size >= KEY_CACHE_SIZE) byScope.clear();
+    cached = buildKey(token, scopeId, undefined);
+    byScope.set(scope, cached);
+  }
+  return cached;
+}
+
+/** Address keys of single documents by token, then scope id (bounded per token). */
+const keyCache = new WeakMap<AnyDocToken, Map<unknown, string>>();
+const KEY_CACHE_SIZE = 4096;
+
+function buildKey(token: AnyDocToken, scopeId: unknown, key: string | undefined): string {
+  const { kind } = token;
+  const scope =
+    token.scope === "session"
+      ? "s"
+      : token.scope === "conversation"
+        ? `c:${scopeId as number}`
+        : `t:${scopeId as number}`;
+  return key === undefined
+    ? `${kind.length}:${kind}${scope}`
+    : `${kind.length}:${kind}${scope}\u0000${key}`;
 }
 
 /**

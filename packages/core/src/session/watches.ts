@@ -54,6 +54,10 @@ export class DocWatches {
     return this.byKey.has(key);
   }
 
+  get empty(): boolean {
+    return this.byKey.size === 0;
+  }
+
   notify(key: string, state: DocState, ops: readonly Op[]): void {
     const set = this.byKey.get(key);
     if (!set) return;

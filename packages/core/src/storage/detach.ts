@@ -1,4 +1,5 @@
 import { copyJson } from "../domain/json.js";
+import { isSealedBatches } from "../session/sealed-batches.js";
 import { checkBatchShape, type BatchProblem } from "./batch-checks.js";
 import type { Batch, StorageWrite } from "./port.js";
 import { refusals } from "./refusals.js";
@@ -15,12 +16,24 @@ export interface DetachedBatches {
  * so the caller may mutate what it passed as soon as `commit` returns and
  * nothing the backend keeps is shared with it. Stops at the first batch that
  * cannot be stored: it will be refused and later ones are never attempted.
+ *
+ * The Session's own batches (`isSealedBatches`, true only while the
+ * synchronous part of its `commit` call runs, so call this before the first
+ * await) hold deeply frozen values it checked and copied already: they are
+ * kept as they are, with only the write shapes checked.
  */
 export function detachBatches(batches: readonly unknown[]): DetachedBatches {
+  const sealed = isSealedBatches(batches);
   const copies: Batch[] = [];
   for (let b = 0; b < batches.length; b++) {
     const batch = batches[b];
     if (!Array.isArray(batch)) return { batches: copies, invalid: refusals.notABatch(0) };
+    if (sealed) {
+      const shape = checkBatchShape(batch as Batch);
+      if (shape !== undefined) return { batches: copies, invalid: shape };
+      copies.push(batch as Batch);
+      continue;
+    }
     const copy = new Array<StorageWrite>(batch.length);
     for (let w = 0; w < batch.length; w++) {
       const where = `batches[${b}][${w}]`;

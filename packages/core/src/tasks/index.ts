@@ -17,5 +17,6 @@ export {
   Scheduler,
   type SchedulerInspection,
   type SchedulerOptions,
+  type SchedulerStopReport,
   type TaskInspection,
 } from "./scheduler.js";

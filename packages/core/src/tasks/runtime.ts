@@ -88,7 +88,7 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
   /** Aborted when abort is requested for the task or the scheduler stops. */
   readonly signal: AbortSignal;
   private latestRecord: TaskRecord;
-  private ended = false;
+  private ended: string | undefined;
 
   /** @internal Created by the scheduler. */
   constructor(
@@ -112,9 +112,9 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
     return this.latestRecord;
   }
 
-  /** @internal The call this runtime served has returned: later use throws. */
-  end(): void {
-    this.ended = true;
+  /** @internal The call this runtime served has returned (or was given up on, `why`): later use throws. */
+  end(why?: string): void {
+    this.ended ??= why ?? `the phase of task ${this.taskId} that this runtime served has returned`;
   }
 
   /** The session clock (ms since the epoch); a `TypeError` if the clock returns anything but a finite number. */
@@ -123,10 +123,7 @@ export class TaskRuntime<Input extends Json = Json, C extends TaskCheckpoint = T
   }
 
   private checkUsable(what: string): void {
-    if (this.ended)
-      throw new TaskStateError(
-        `${what}: the phase of task ${this.taskId} that this runtime served has returned`,
-      );
+    if (this.ended !== undefined) throw new TaskStateError(`${what}: ${this.ended}`);
   }
 
   private async onLine<T>(

@@ -9,6 +9,7 @@ import type { CommitEvent } from "../session/watches.js";
 import { readClock } from "./clock.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
+import { AbortGrace, giveUpAfterGrace } from "./give-up.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { inspectTask, type SchedulerInspection } from "./inspection.js";
 import type { RuntimeHost } from "./runtime.js";
@@ -45,9 +46,29 @@ export interface SchedulerOptions {
    * task already finished. Default: console.error.
    */
   onError?: (error: unknown, taskId: TaskId | undefined) => void;
+  /**
+   * How long a phase or abort handler gets to return after its `rt.signal`
+   * aborted (a stop, or an abort requested for its task) before the
+   * scheduler gives up on it. Default 3,000 ms. The call keeps running in
+   * memory, but its runtime is revoked: it can store nothing more. After a
+   * stop, its task stays as stored (`running`) and resumes at the next
+   * start; after an abort, the abort goes on (owned tasks, the abort
+   * handler) as if the phase had returned.
+   */
+  stopGraceMs?: number;
+}
+
+/** What `stop()` resolves with. */
+export interface SchedulerStopReport {
+  /**
+   * Tasks whose phase or abort handler did not return within `stopGraceMs`
+   * of the stop: left as stored (they resume at the next start), ascending.
+   */
+  readonly notStopped: readonly TaskId[];
 }
 
 const DEFAULT_CONCURRENCY = 32;
+const DEFAULT_STOP_GRACE_MS = 3_000;
 const PAGE = 256;
 const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
 const withScheduler = new WeakSet<Session>();
@@ -94,6 +115,9 @@ export class Scheduler {
   private pumpQueued = false;
   private failure: Error | undefined;
   private readonly context: RunContext;
+  private readonly stopGraceMs: number;
+  private stopping: Promise<SchedulerStopReport> | undefined;
+  private readonly abortGrace: AbortGrace;
 
   constructor(
     readonly session: Session,
@@ -114,6 +138,24 @@ export class Scheduler {
     if (!Number.isSafeInteger(concurrency) || concurrency < 1)
       throw new TypeError(`Scheduler: concurrency must be a positive integer, got ${concurrency}`);
     this.concurrency = concurrency;
+    const grace = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    if (!(grace >= 0) || !Number.isFinite(grace))
+      throw new TypeError(
+        `Scheduler: stopGraceMs must be a non-negative number of milliseconds, got ${String(grace)}`,
+      );
+    this.stopGraceMs = grace;
+    // A phase that ignores its aborted signal past the grace is given up on; the abort goes on.
+    this.abortGrace = new AbortGrace(
+      grace,
+      (id, run) => this.runs.get(id) === run,
+      (id) =>
+        this.onError(
+          new TaskStateError(
+            `task ${id} did not return within ${grace} ms after abort was requested; the scheduler gave up on its phase (its runtime is revoked) and goes on with the abort`,
+          ),
+          id,
+        ),
+    );
     this.onError =
       options.onError ??
       ((error, taskId) =>
@@ -136,6 +178,8 @@ export class Scheduler {
       onError: (error, id) => this.onError(error, id),
       hold: (id, reason) => this.stuck.set(id, reason),
     };
+    // No terminal commit can be stored after a failure: every wait rejects with it at once.
+    session.onFailure((failure) => this.failSessionWide(failure));
   }
 
   // ---- lifecycle ----------------------------------------------------------
@@ -192,12 +236,28 @@ export class Scheduler {
   /**
    * Stops taking work, aborts `rt.signal` of every run and waits for the
    * runs to return (phases must honour the signal). Tasks whose phase was cut
-   * short stay `running` and return to `pending` at the next start.
+   * short stay `running` and return to `pending` at the next start. A call
+   * that has not returned `stopGraceMs` after its signal aborted is given up
+   * on (its runtime revoked, reported through `onError`); its task is left
+   * as stored and named in `notStopped`.
    */
-  async stop(): Promise<void> {
-    if (this.phase === "stopped" || this.phase === "stopping") return;
+  stop(): Promise<SchedulerStopReport> {
+    if (this.phase === "stopped") return Promise.resolve({ notStopped: [] });
+    this.stopping ??= this.shutDown().finally(() => (this.stopping = undefined));
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<SchedulerStopReport> {
     this.phase = "stopping";
     for (const run of this.runs.values()) run.controller.abort(stopReason());
+    const notStopped = await giveUpAfterGrace(this.runs, this.work, this.stopGraceMs, (id) =>
+      this.onError(
+        new TaskStateError(
+          `task ${id} did not stop within ${this.stopGraceMs} ms after its signal aborted; the scheduler gave up on it: it stays as stored and resumes at the next start`,
+        ),
+        id,
+      ),
+    );
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -208,6 +268,7 @@ export class Scheduler {
     this.checkAfter.clear();
     this.phase = "stopped";
     this.idle.rejectAll(new TaskStateError("the scheduler stopped"));
+    return { notStopped };
   }
 
   // ---- public operations --------------------------------------------------
@@ -226,8 +287,14 @@ export class Scheduler {
     return this.session.commit((tx) => abortIn(tx, id, this.definitions, this.stamp), options);
   }
 
-  /** Resolves with the task's record once it is terminal. */
+  /**
+   * Resolves with the task's record once it is terminal. Rejects with the
+   * session's `SessionFailed` (the storage error its cause) as soon as the
+   * session fails: nothing could end the task after that.
+   */
   waitForTask(id: TaskId, options?: CallOptions): Promise<TaskRecord> {
+    const failed = this.session.failed;
+    if (failed) return Promise.reject(failed);
     return this.waits.wait(id, () => this.session.read.task(id), options?.signal);
   }
 
@@ -300,10 +367,12 @@ export class Scheduler {
       const run = this.runs.get(task.id);
       if (run && task.abortRequested && !run.abortSeen) {
         run.abortSeen = true;
-        if (!run.inAbortHandler)
+        if (!run.inAbortHandler) {
           run.controller.abort(
             new DOMException(`abort requested for task ${task.id}`, "AbortError"),
           );
+          this.abortGrace.arm(task.id, run);
+        }
       }
     }
     if (touched) this.schedulePump();
@@ -486,6 +555,7 @@ export class Scheduler {
     this.failure = asError(error);
     for (const run of this.runs.values()) run.controller.abort(error);
     this.idle.rejectAll(this.failure);
+    this.waits.rejectAll(this.failure);
   }
 
   private track(promise: Promise<unknown>): void {
@@ -525,6 +595,7 @@ export class Scheduler {
           else this.onError(error, record.id);
         })
         .finally(() => {
+          this.abortGrace.clear(record.id);
           this.runs.delete(record.id);
           this.waits.forgetCaller(record.id);
           this.toCheck.add(record.id);

@@ -4,6 +4,7 @@ import { jsonEqual, type Json } from "../domain/json.js";
 import type { TaskOutcome, TaskRecord } from "../domain/records.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
+import { CallLatch, GAVE_UP, unlessGivenUp } from "./give-up.js";
 import { TaskRuntime, viewOf, type RuntimeHost } from "./runtime.js";
 import { finishRunningIn, parkIn, type Stamp } from "./transitions.js";
 
@@ -13,6 +14,39 @@ export interface Run {
   /** Abort was requested while this run held the task. */
   abortSeen: boolean;
   inAbortHandler: boolean;
+  /** The phase or abort-handler call in progress, which the scheduler may give up on. */
+  call?: CallLatch;
+}
+
+/** Why a runtime stops working when the scheduler gave up on its call. */
+function gaveUpMessage(id: TaskId): string {
+  return `the scheduler gave up on this call of task ${id}: it did not return within the grace period after its signal aborted`;
+}
+
+/**
+ * Runs one phase or abort-handler call with `rt`, which is ended when the
+ * call returns or the scheduler gives up on it (then later use of `rt`
+ * throws, so an abandoned call can store nothing). Resolves `GAVE_UP` in
+ * that case; a later rejection of the abandoned call (other than with its
+ * signal's reason) is reported.
+ */
+async function runCall<T>(
+  context: RunContext,
+  run: Run,
+  rt: TaskRuntime,
+  call: () => T | Promise<T>,
+): Promise<T | typeof GAVE_UP> {
+  const latch = new CallLatch();
+  run.call = latch;
+  try {
+    return await unlessGivenUp(Promise.resolve(call()), latch, (error) => {
+      // Its own abort reason, rethrown at last, is no news; anything else is reported.
+      if (error !== rt.signal.reason) context.onError(error, rt.taskId);
+    });
+  } finally {
+    run.call = undefined;
+    rt.end(latch.givenUp ? gaveUpMessage(rt.taskId) : undefined);
+  }
 }
 
 /** What running a task needs from its scheduler. */
@@ -63,13 +97,15 @@ export async function driveTask(
     const before = task.state;
     const rt = new TaskRuntime(context.host, definition, task, run.controller.signal);
     let thrown: { error: unknown } | undefined;
+    let gaveUp = false;
     try {
       // Types were erased at registration; the definition checked the checkpoint it receives.
-      await phase(viewOf<never, never>(task), rt as TaskRuntime<never, never>);
+      gaveUp =
+        (await runCall(context, run, rt, () =>
+          phase(viewOf<never, never>(task), rt as TaskRuntime<never, never>),
+        )) === GAVE_UP;
     } catch (error) {
       thrown = { error };
-    } finally {
-      rt.end();
     }
     if (context.stopping()) return;
     task = rt.latest;
@@ -78,6 +114,7 @@ export async function driveTask(
       return;
     }
     if (abortWanted(context, run, id)) continue;
+    if (gaveUp) return; // only a stop or an abort gives up on a phase
     if (thrown)
       return endTask(context, definition, id, { kind: "faulted", error: errorInfo(thrown.error) });
     if (jsonEqual(task.state, before)) {
@@ -107,15 +144,13 @@ async function runAbort(
   const rt = new TaskRuntime(context.host, definition, task, run.controller.signal);
   let outcome: TaskOutcome;
   try {
-    const reason = await definition.abort(
-      viewOf<never, never>(task),
-      rt as TaskRuntime<never, never>,
+    const reason = await runCall(context, run, rt, () =>
+      definition.abort(viewOf<never, never>(task), rt as TaskRuntime<never, never>),
     );
+    if (reason === GAVE_UP) return; // only a stop gives up on an abort handler
     outcome = typeof reason === "string" ? { kind: "aborted", reason } : { kind: "aborted" };
   } catch (error) {
     outcome = { kind: "faulted", error: errorInfo(error) };
-  } finally {
-    rt.end();
   }
   if (context.stopping()) return;
   if (rt.latest.state.status !== "running") return; // the handler finished the task itself

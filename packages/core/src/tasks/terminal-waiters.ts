@@ -68,6 +68,12 @@ export class TerminalWaiters {
     if (waiters) for (const waiter of [...waiters]) waiter.resolve(task);
   }
 
+  /** Nothing can end these waits any more (the session failed): each rejects with `error`. */
+  rejectAll(error: Error): void {
+    for (const waiters of [...this.waiters.values()])
+      for (const waiter of [...waiters]) waiter.reject(error);
+  }
+
   /** The tasks the phases of `id` await now, ascending. */
   awaitsOf(id: number): readonly number[] {
     const calls = this.awaiting.get(id);

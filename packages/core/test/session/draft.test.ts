@@ -311,8 +311,18 @@ function applyStep(tracker: DraftTracker, root: any, s: Step): any {
   return root;
 }
 
+/** Paths of containers in `value` that are not frozen (a final value is shared: frozen at every level). */
+function unfrozenPaths(value: Json, path = "$"): string[] {
+  if (typeof value !== "object" || value === null) return [];
+  const own = Object.isFrozen(value) ? [] : [path];
+  const children = Array.isArray(value)
+    ? value.flatMap((item, i) => unfrozenPaths(item, `${path}[${i}]`))
+    : Object.entries(value).flatMap(([k, item]) => unfrozenPaths(item, `${path}.${k}`));
+  return [...own, ...children];
+}
+
 describe("draft tracker > property", () => {
-  it("replaying a commit's ops on its base gives exactly the draft's final value", () => {
+  it("replaying a commit's ops on its base gives exactly the draft's final value, frozen at every level", () => {
     fc.assert(
       fc.property(
         fc.dictionary(key, json, { maxKeys: 4 }),
@@ -334,6 +344,7 @@ describe("draft tracker > property", () => {
           expect(applyOps(frozenBase, ops)).toEqual(value);
           expect(value).toEqual(JSON.parse(JSON.stringify(plain)));
           expect(frozenBase).toEqual(base);
+          expect(unfrozenPaths(value)).toEqual([]);
         },
       ),
       { numRuns: 600 },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   BatchRefused,
+  Session,
   StorageClosed,
   StoragePoisoned,
   type ConversationId,
@@ -152,5 +153,37 @@ describe("CheckedStorage", () => {
     await expect(storage.commit([[root]], () => undefined)).rejects.toThrow(
       "memory storage: commit reported 2 stored batches, of 1 planned",
     );
+  });
+
+  it("keeps the Session's sealed batches as they are, and copies a batch anyone else hands it", async () => {
+    const handed: (readonly (readonly StorageWrite[])[])[] = [];
+    class Recording extends MemoryBackend {
+      override commit(call: CommitCall) {
+        handed.push(call.batches);
+        return super.commit(call);
+      }
+    }
+    const storage = new CheckedStorage(new Recording());
+    const session = await Session.open(storage);
+    await session.commit(async (tx) => {
+      const { id } = await tx.createConversation({ ownership: { kind: "ownerless" } });
+      await tx.appendEntry(id, { kind: "note", data: { text: "sealed" } });
+    });
+    const records = handed
+      .flat(2)
+      .flatMap((w) => (w.type === "conversation" || w.type === "entry" ? [w.value] : []));
+    expect(records.length).toBeGreaterThanOrEqual(2);
+    // The Session froze its values: a copy made by the front would not be frozen.
+    for (const value of records) expect(Object.isFrozen(value), `record ${value.id}`).toBe(true);
+    await session.close();
+
+    const other = new CheckedStorage(new Recording());
+    const batch = [root, entry(2)];
+    await other.commit([batch], () => undefined);
+    const copied = handed[handed.length - 1]?.[0];
+    const value = (w: StorageWrite | undefined) => (w?.type === "entry" ? w.value : undefined);
+    expect(value(copied?.[1])).toEqual(value(batch[1]));
+    expect(value(copied?.[1])).not.toBe(value(batch[1]));
+    await other.close();
   });
 });
