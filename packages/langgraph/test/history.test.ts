@@ -163,7 +163,8 @@ async function play(seed: number, steps: number, open: () => Promise<DurablyChec
 
 describe("every checkpoint of a random history reads back like MemorySaver's", () => {
   for (const seed of [1, 2])
-    it(`on memory storage (seed ${seed})`, async () => {
+    // 300 steps, each checkpoint compared in full: tens of seconds on a loaded 2-core machine.
+    it(`on memory storage (seed ${seed})`, { timeout: 120_000 }, async () => {
       // One session across the "restart": a new saver (no caches) over it.
       const session = await Session.open(new MemoryStorage());
       const { longest } = await play(seed, 300, () =>
@@ -173,7 +174,7 @@ describe("every checkpoint of a random history reads back like MemorySaver's", (
       expect(longest).toBeGreaterThan(256);
     });
 
-  it("on SQLite, reopened half way", async () => {
+  it("on SQLite, reopened half way", { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), "durably-lg-history-"));
     dirs.push(dir);
     const file = join(dir, "history.sqlite");
