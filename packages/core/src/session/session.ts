@@ -1,4 +1,9 @@
-import { NestedCommit, SessionClosed, type SessionFailed, UnknownRecord } from "../domain/errors.js";
+import {
+  NestedCommit,
+  SessionClosed,
+  type SessionFailed,
+  UnknownRecord,
+} from "../domain/errors.js";
 import { ROOT_CONVERSATION_ID, type ConversationId, type EntryId } from "../domain/ids.js";
 import type { CallOptions, Storage } from "../storage/port.js";
 import { commitItem } from "./commit-item.js";
