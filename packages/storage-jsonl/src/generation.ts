@@ -15,6 +15,7 @@ import { SNAPSHOT_FILE, SNAPSHOT_FORMAT } from "./snapshot-format.js";
  */
 export const POINTER_FILE = "CURRENT";
 export const POINTER_TEMP = "CURRENT.tmp";
+const POINTER_MAX = 4096;
 
 export function generationDir(generation: number): string {
   return `gen-${generation}`;
@@ -74,7 +75,8 @@ export async function readCurrent(
   root: string,
   names: readonly string[],
 ): Promise<CurrentGeneration> {
-  const bytes = await fs.read(`${root}/${POINTER_FILE}`);
+  // A bounded read: a pointer is one short line, and open reads no file whole.
+  const bytes = await fs.read(`${root}/${POINTER_FILE}`, { offset: 0, length: POINTER_MAX });
   if (bytes === undefined) {
     const generations = names.filter((n) => parseGenerationDir(n) !== undefined);
     if (generations.length > 0 && !names.includes(MAIN_FILE))
@@ -86,6 +88,7 @@ export async function readCurrent(
   }
   let generation: number;
   try {
+    if (bytes.length >= POINTER_MAX) throw new LineError(`longer than ${POINTER_MAX} bytes`);
     generation = decodePointer(Buffer.from(bytes).toString("utf8"));
   } catch (error) {
     if (!(error instanceof LineError)) throw error;

@@ -17,10 +17,15 @@ export class ReopeningStorage implements Storage {
   private constructor(
     private inner: Storage,
     private readonly open: () => Promise<Storage>,
+    private readonly beforeReopen?: (storage: Storage) => Promise<unknown>,
   ) {}
 
-  static async open(open: () => Promise<Storage>): Promise<ReopeningStorage> {
-    return new ReopeningStorage(await open(), open);
+  /** `beforeReopen` runs after each commit, before the reopen (a compaction, say). */
+  static async open(
+    open: () => Promise<Storage>,
+    beforeReopen?: (storage: Storage) => Promise<unknown>,
+  ): Promise<ReopeningStorage> {
+    return new ReopeningStorage(await open(), open, beforeReopen);
   }
 
   async commit(
@@ -51,6 +56,7 @@ export class ReopeningStorage implements Storage {
     let reopened!: () => void;
     this.reopening = new Promise((resolve) => (reopened = resolve));
     try {
+      await this.beforeReopen?.(this.inner);
       await this.inner.close();
       this.inner = await this.open();
       this.reopens++;
