@@ -32,6 +32,8 @@ export interface CompactionHost {
   readonly index: JsonlIndex;
   readonly generation: number;
   readonly generationDirectory: string;
+  /** Called at the capture, between commit calls. */
+  onCapture(): void;
   /** Runs `job` between commit calls (on the commit queue). */
   exclusive<T>(job: () => Promise<T>): Promise<T>;
   /** Throws when the storage is poisoned. */
@@ -82,6 +84,7 @@ export async function compact(host: CompactionHost, next: number): Promise<Compa
     host.check();
     const mainSize = (await fs.stat(`${host.generationDirectory}/${MAIN_FILE}`))?.size ?? 0;
     const old = (await fs.stat(`${host.generationDirectory}/${SNAPSHOT_FILE}`))?.size ?? 0;
+    host.onCapture();
     return {
       from: host.generationDirectory,
       previous: host.generation,

@@ -103,9 +103,11 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
     if (this.compacting !== undefined) return this.compacting;
     if (this.poisoned) return Promise.reject(this.poisonError());
     const generation = this.nextGeneration++;
-    const running = compact(this.compactionHost(), generation)
+    let keptAtCapture = 0;
+    const host = this.compactionHost(() => (keptAtCapture = this.trigger?.captured() ?? 0));
+    const running = compact(host, generation)
       .then((result) => {
-        this.trigger?.compacted(result);
+        this.trigger?.compacted(result, keptAtCapture);
         return result;
       })
       .finally(() => {
@@ -116,7 +118,7 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
     return running;
   }
 
-  private compactionHost(): CompactionHost {
+  private compactionHost(onCapture: () => void): CompactionHost {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const backend = this;
     return {
@@ -130,6 +132,7 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
       get generationDirectory() {
         return backend.genDir;
       },
+      onCapture,
       exclusive: (job) => this.queue.run(job),
       check: () => {
         if (this.poisoned) throw this.poisonError();

@@ -67,11 +67,16 @@ export class SizeTrigger {
     return total >= this.minBytes && total >= this.ratio * live;
   }
 
-  /** Starts over on a new generation (its caught-up tail counted as kept: an overestimate). */
-  compacted(result: { snapshotBytes: number; tailBytes: number }): void {
+  /** Marks the capture of a compaction: what is kept of main.jsonl after it goes to the new tail. */
+  captured(): number {
+    return this.keptMarkerBytes;
+  }
+
+  /** Starts over on a new generation, whose tail holds what was committed since `captured`. */
+  compacted(result: { snapshotBytes: number; tailBytes: number }, keptAtCapture: number): void {
     this.snapshotBytes = result.snapshotBytes;
     this.mainBytes = result.tailBytes;
-    this.keptMarkerBytes = result.tailBytes;
+    this.keptMarkerBytes -= keptAtCapture;
     this.checkedAt = result.tailBytes;
   }
 }

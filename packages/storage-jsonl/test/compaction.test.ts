@@ -92,3 +92,104 @@ describe("compaction", () => {
     await storage.close();
   });
 });
+
+describe("commits during a compaction", () => {
+  it("commits made while a compaction runs land in the new generation, none lost, none doubled", async () => {
+    let storage = await openJsonlStorage(dir.path, { compaction: false });
+    await commitAll(storage, [
+      w.conversation(1),
+      w.createDoc(2, 1, { text: "" }),
+      w.createDoc(3, 1, { text: "" }, "rewindable"),
+    ]);
+    // Enough to snapshot that the compaction's background write overlaps the commits below.
+    let nextId = 10;
+    for (let i = 0; i < 40; i++)
+      await commitAll(
+        storage,
+        Array.from({ length: 100 }, () => w.entry(nextId++, 1, "y".repeat(200))),
+      );
+    const filled = nextId - 10;
+    const running = storage.compact();
+    const during: { seq: number; step: number }[] = [];
+    for (let step = 1; step <= 60; step++) {
+      const [seq] = await commitAll(storage, [
+        w.entry(nextId++, 1, `step ${step}`),
+        w.setText(2, `s${step}`),
+        w.setText(3, `r${step}`),
+      ]);
+      during.push({ seq: seq as number, step });
+    }
+    const result = await running;
+    // The snapshot was taken before some of these commits: those were caught up into the new tail.
+    expect(result.seq).toBeLessThan(during[during.length - 1]?.seq as number);
+    for (let step = 61; step <= 70; step++)
+      await commitAll(storage, [
+        w.entry(nextId++, 1, `step ${step}`),
+        w.setText(2, `s${step}`),
+        w.setText(3, `r${step}`),
+      ]);
+    const check = async (s: JsonlStorage) => {
+      const page = await s.scanEntries({ conversationId: 1 as never, order: "ascending" }, 100_000);
+      const steps = page.items.filter((e) => String(e.data).startsWith("step ")).map((e) => e.data);
+      expect(page.items.length).toBe(filled + 70);
+      expect(steps).toEqual(Array.from({ length: 70 }, (_, i) => `step ${i + 1}`));
+      expect((await s.document(2 as DocumentId, "current"))?.value).toEqual({ text: "s70" });
+      for (const { seq, step } of during)
+        expect(
+          (await s.document(3 as DocumentId, seq as Seq))?.value,
+          `rewindable at seq ${seq}`,
+        ).toEqual({ text: `r${step}` });
+    };
+    await check(storage);
+    await storage.close();
+    storage = await openJsonlStorage(dir.path, { compaction: false });
+    expect(storage.generation).toBe(1);
+    await check(storage);
+    await storage.close();
+  });
+
+  it("a compaction started by size runs in the background and shrinks a churned log", async () => {
+    const storage = await openJsonlStorage(dir.path, {
+      compaction: { ratio: 2, minBytes: 64 * 1024 },
+    });
+    await commitAll(storage, [w.conversation(1), w.createDoc(2, 1, { text: "" })]);
+    // Bases: the document's live data stays one value however many commits change it.
+    for (let step = 1; step <= 3000; step++)
+      await commitAll(storage, [w.base(2, { text: `value ${step}` })]);
+    expect(storage.lastCompactionError).toBeUndefined();
+    expect(storage.generation).toBeGreaterThan(0);
+    await storage.close(); // waits for a compaction under way
+    const reopened = await openJsonlStorage(dir.path);
+    expect(reopened.generation).toBeGreaterThan(0);
+    expect((await reopened.document(2 as DocumentId, "current"))?.value).toEqual({
+      text: "value 3000",
+    });
+    const gen = `gen-${reopened.generation}`;
+    const bytes = readdirSync(file(gen)).reduce(
+      (n, name) => n + readFileSync(join(file(gen), name)).length,
+      0,
+    );
+    // 3000 changes of ~150 bytes each were written; what is left is the newest ones since the last compaction.
+    expect(bytes).toBeLessThan(3000 * 150);
+    await reopened.close();
+  });
+
+  it("compaction: false never compacts by itself; compact() still does", async () => {
+    const storage = await openJsonlStorage(dir.path, { compaction: false });
+    await commitAll(storage, [w.conversation(1), w.createDoc(2, 1, { text: "" })]);
+    for (let step = 1; step <= 2000; step++)
+      await commitAll(storage, [w.setText(2, `value ${step}`)]);
+    expect(storage.generation).toBe(0);
+    await storage.compact();
+    expect(storage.generation).toBe(1);
+    await storage.close();
+  });
+
+  it("rejects a bad compaction option with a RangeError", async () => {
+    await expect(openJsonlStorage(dir.path, { compaction: { ratio: 1 } })).rejects.toThrow(
+      RangeError,
+    );
+    // The lock was released: the directory opens.
+    await (await openJsonlStorage(dir.path)).close();
+  });
+});
