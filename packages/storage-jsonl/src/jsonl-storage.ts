@@ -37,6 +37,7 @@ function inGeneration(error: unknown, generation: number): unknown {
   if (generation === 0 || !(error instanceof StorageCorrupted)) return error;
   const prefix = `${generationDir(generation)}/`;
   const file = error.location.file;
+  if (file?.startsWith(prefix) === true) return error; // named from the storage directory already
   return new StorageCorrupted(
     `${prefix}${error.message}`,
     { ...error.location, ...(file === undefined ? {} : { file: `${prefix}${file}` }) },

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { crc32 } from "node:zlib";
 import { join } from "node:path";
 import type { DocumentId, EntryId, Seq, TaskId } from "@durably/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -191,5 +192,52 @@ describe("commits during a compaction", () => {
     );
     // The lock was released: the directory opens.
     await (await openJsonlStorage(dir.path)).close();
+  });
+});
+
+/** A line as a format-1 writer wrote it: no `call`, its own checksum. */
+function asFormat1(line: string): string {
+  const json = line
+    .replace(/,"crc":[0-9]+\}$/, "}")
+    .replace('{"format":2,', '{"format":1,')
+    .replace(/,"call":[0-9]+/, "");
+  return `${json.slice(0, -1)},"crc":${crc32(json)}}`;
+}
+
+describe("directories written by earlier versions", () => {
+  it("a directory with format-1 records (no CURRENT, files at the top) opens, compacts and reopens from its snapshot", async () => {
+    const storage = await openJsonlStorage(dir.path);
+    await commitAll(storage, [
+      w.conversation(1),
+      w.createDoc(4, 1, { text: "a" }, "rewindable"),
+      w.task(8, 1, { status: "running", checkpoint: "first" }),
+    ]);
+    await commitAll(storage, [
+      w.setText(4, "b"),
+      w.task(8, 1, { status: "running", checkpoint: "second" }),
+    ]);
+    await storage.close();
+    for (const name of ["doc-4.jsonl", "task-8.jsonl"]) {
+      const text = readFileSync(file(name), "utf8").split("\n").slice(0, -1);
+      writeFileSync(file(name), text.map((l) => `${asFormat1(l)}\n`).join(""));
+    }
+    expect(existsSync(file("CURRENT"))).toBe(false);
+    const old = await openJsonlStorage(dir.path);
+    expect(old.generation).toBe(0);
+    await old.compact();
+    await old.close();
+    expect(readdirSync(dir.path).sort()).toEqual(["CURRENT", "gen-1"]);
+    // The copied history keeps its format-1 lines; they are read as before.
+    expect(readFileSync(file("gen-1/doc-4.jsonl"), "utf8")).toMatch(
+      /^\{"format":1,"type":"record","seq":1,"ordinal":0,/,
+    );
+    const reopened = await openJsonlStorage(dir.path);
+    expect((await reopened.document(4 as DocumentId, 1 as Seq))?.value).toEqual({ text: "a" });
+    expect((await reopened.document(4 as DocumentId, "current"))?.value).toEqual({ text: "b" });
+    expect((await reopened.task(8 as TaskId))?.state).toEqual({
+      status: "running",
+      checkpoint: "second",
+    });
+    await reopened.close();
   });
 });
