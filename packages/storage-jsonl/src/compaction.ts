@@ -1,6 +1,6 @@
 import type { FileSystem } from "./file-system.js";
 import { catchUp, moveIndex, type CaughtUp } from "./compaction-catch-up.js";
-import { generationDir, switchPointer } from "./generation.js";
+import { generationDir, POINTER_TEMP, preparePointer, switchPointer } from "./generation.js";
 import { removeGeneration, type GenerationCleanup } from "./generation-cleanup.js";
 import type { JsonlIndex } from "./jsonl-index.js";
 import { MAIN_FILE } from "./line-format.js";
@@ -106,12 +106,14 @@ export async function compact(host: CompactionHost, next: number): Promise<Compa
     let caught: CaughtUp;
     try {
       caught = await catchUp(fs, start.from, to, start.taken, written.copied, host.index);
+      await preparePointer(fs, root, next);
     } catch (error) {
       await abandon(host, next);
+      await fs.remove(`${root}/${POINTER_TEMP}`).catch(() => undefined);
       throw error;
     }
     try {
-      await switchPointer(fs, root, next);
+      await switchPointer(fs, root);
       moveIndex(host.index, caught);
       await host.adopt(next, to);
     } catch (error) {

@@ -90,7 +90,9 @@ export async function removeOtherGenerations(
   const others = names
     .map((name) => parseGenerationDir(name))
     .filter((g): g is number => g !== undefined && g !== current.generation);
-  if (current.generation > 0 && names.includes(MAIN_FILE)) others.unshift(0);
+  // Files of the layout of earlier versions left at the top: a superseded generation 0.
+  const top = names.some((name) => name === MAIN_FILE || parseSidecarName(name) !== undefined);
+  if (current.generation > 0 && top) others.unshift(0);
   for (const generation of others)
     try {
       await removeGeneration(fs, root, generation, aside, into);

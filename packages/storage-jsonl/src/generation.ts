@@ -113,11 +113,11 @@ export async function readCurrent(
 }
 
 /**
- * Makes `generation` the current one: the pointer is written to a temp
- * file, flushed, renamed over `CURRENT`, and the directory flushed. A crash
- * before the rename leaves the old pointer whole; after it, the new one.
+ * Writes the pointer to `generation` into a temp file, flushed: nothing
+ * changes yet (after a fault here the old pointer stands, and the next open
+ * removes the temp file).
  */
-export async function switchPointer(
+export async function preparePointer(
   fs: FileSystem,
   root: string,
   generation: number,
@@ -125,6 +125,14 @@ export async function switchPointer(
   const temp = `${root}/${POINTER_TEMP}`;
   await fs.write(temp, Buffer.from(encodePointer(generation)));
   await fs.flush(temp);
-  await fs.rename(temp, `${root}/${POINTER_FILE}`);
+}
+
+/**
+ * Makes the prepared pointer the current one: renamed over `CURRENT`, then
+ * the directory flushed. A crash before the rename leaves the old pointer
+ * whole; after it, the new one.
+ */
+export async function switchPointer(fs: FileSystem, root: string): Promise<void> {
+  await fs.rename(`${root}/${POINTER_TEMP}`, `${root}/${POINTER_FILE}`);
   await fs.flush(root);
 }
