@@ -1,12 +1,4 @@
-import {
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { crc32 } from "node:zlib";
 import { StorageCorrupted, StorageVersionError, type DocumentId } from "@durably/core";
@@ -167,12 +159,8 @@ describe("bad input in a compacted storage", () => {
     writeFileSync(file("gen-1/notes.txt"), "mine");
     writeFileSync(file("gen-1/main.jsonl"), "");
     const reopened = await openJsonlStorage(dir.path);
-    expect(reopened.recovery.setAside).toEqual([
-      expect.objectContaining({
-        file: "gen-1/notes.txt",
-        savedAs: expect.stringMatching(/^recovered\/.*gen-1-notes\.txt$/),
-      }),
-    ]);
+    expect(reopened.recovery.setAside.map((s) => s.file)).toEqual(["gen-1/notes.txt"]);
+    expect(reopened.recovery.setAside[0]?.savedAs).toMatch(/^recovered\/.*gen-1-notes\.txt$/);
     expect(reopened.recovery.removed).toContain("gen-1/main.jsonl");
     const saved = reopened.recovery.setAside[0]?.savedAs as string;
     expect(readFileSync(file(saved), "utf8")).toBe("mine");

@@ -131,7 +131,9 @@ describe("commits during a compaction", () => {
       ]);
     const check = async (s: JsonlStorage) => {
       const page = await s.scanEntries({ conversationId: 1 as never, order: "ascending" }, 100_000);
-      const steps = page.items.filter((e) => String(e.data).startsWith("step ")).map((e) => e.data);
+      const steps = page.items
+        .map((e) => e.data)
+        .filter((d) => typeof d === "string" && d.startsWith("step "));
       expect(page.items.length).toBe(filled + 70);
       expect(steps).toEqual(Array.from({ length: 70 }, (_, i) => `step ${i + 1}`));
       expect((await s.document(2 as DocumentId, "current"))?.value).toEqual({ text: "s70" });
