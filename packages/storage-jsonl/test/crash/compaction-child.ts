@@ -79,7 +79,8 @@ const storage = await openJsonlStorage(path, {
   compaction: false,
 });
 const entries = await storage.scanEntries({ conversationId: 1 as never }, 1);
-let n = (entries.items.length > 0 ? Number(String(entries.items[0]?.data).slice(5)) : 0) + 1;
+const newest = entries.items[0]?.data;
+let n = (typeof newest === "string" ? Number(newest.slice(5)) : 0) + 1;
 process.stdout.write(`ready ${n}\n`);
 
 async function commitStep(): Promise<boolean> {
