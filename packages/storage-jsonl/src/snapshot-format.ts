@@ -9,6 +9,7 @@ import {
   type TaskRecord,
 } from "@durably/core";
 import { checkBatchShape } from "@durably/core/storage";
+import type { LineCursor } from "./line-cursor.js";
 import { LineError } from "./line-format.js";
 
 /**
@@ -67,9 +68,14 @@ export function encodeSnapshotLine(line: SnapshotLine): string {
 }
 
 const CRC_MEMBER = ',"crc":';
+const CLOSE_BRACE = Buffer.from("}");
 
-/** JSON, then checksum (over the text without its `crc` member). */
-function parseChecked(text: string): Record<string, unknown> {
+/**
+ * JSON, then checksum (over the text without its `crc` member). With `at`
+ * (the cursor standing on this line) the checksum runs over the line's own
+ * bytes, with no re-encoding of the text (a line is the UTF-8 of its text).
+ */
+function parseChecked(text: string, at?: LineCursor): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -80,17 +86,36 @@ function parseChecked(text: string): Record<string, unknown> {
     throw new LineError("not a JSON object");
   const line = value as Record<string, unknown>;
   const crcAt = text.lastIndexOf(CRC_MEMBER);
-  const digits = crcAt < 0 ? "" : text.slice(crcAt + CRC_MEMBER.length, -1);
-  if (!/^[0-9]{1,10}$/.test(digits) || !text.endsWith("}") || line.crc !== Number(digits))
+  // The parsed `crc` must be the last member as written: a 32-bit integer, its digits right before `}`.
+  const crcValue = line.crc;
+  if (
+    crcAt < 0 ||
+    typeof crcValue !== "number" ||
+    !Number.isInteger(crcValue) ||
+    crcValue < 0 ||
+    crcValue > 0xffffffff ||
+    text.length - crcAt - CRC_MEMBER.length - 1 !== String(crcValue).length ||
+    text.charCodeAt(text.length - 1) !== 125 ||
+    text.charCodeAt(crcAt + CRC_MEMBER.length) === 45
+  )
     throw new LineError(`no "crc" checksum as its last field`);
-  if (crc32(`${text.slice(0, crcAt)}}`) !== line.crc)
-    throw new LineError("checksum mismatch: the line was changed or damaged");
-  delete line.crc;
+  let crc: number;
+  if (at === undefined) crc = crc32(`${text.slice(0, crcAt)}}`);
+  else {
+    // The text from `crcAt` on is ASCII (checked above): as many bytes as characters.
+    const end = at.lineEnd - (text.length - crcAt);
+    crc = crc32(CLOSE_BRACE, crc32(at.bytes.subarray(at.start, end)));
+  }
+  if (crc !== line.crc) throw new LineError("checksum mismatch: the line was changed or damaged");
   return line;
 }
 
+/** Checks the members of a line (its `crc` aside). */
 function keys(what: string, value: Record<string, unknown>, expected: readonly string[]): void {
-  const actual = Object.keys(value);
+  const all = Object.keys(value);
+  // Fast path: the writer emits the members in this order, `crc` last.
+  if (all.length === expected.length + 1 && expected.every((key, i) => all[i] === key)) return;
+  const actual = all.filter((key) => key !== "crc");
   for (const key of actual)
     if (!expected.includes(key))
       throw new LineError(`${what}: unexpected field ${JSON.stringify(key)}`);
@@ -99,8 +124,8 @@ function keys(what: string, value: Record<string, unknown>, expected: readonly s
 }
 
 /** Decodes the header; a format above this version's is a `LineError` carrying it. */
-export function decodeSnapshotHeader(text: string): SnapshotHeader {
-  const line = parseChecked(text);
+export function decodeSnapshotHeader(text: string, at?: LineCursor): SnapshotHeader {
+  const line = parseChecked(text, at);
   const format = line.format;
   if (typeof format === "number" && format > SNAPSHOT_FORMAT)
     throw new LineError(
@@ -133,9 +158,9 @@ function isRef(value: unknown): value is [number, number] {
   );
 }
 
-/** Decodes a body line (or `end`), checking its checksum and shape. */
-export function decodeSnapshotLine(text: string): SnapshotLine {
-  const line = parseChecked(text);
+/** Decodes a body line (or `end`), checking its checksum and shape; `at` as for the header. */
+export function decodeSnapshotLine(text: string, at?: LineCursor): SnapshotLine {
+  const line = parseChecked(text, at);
   switch (line.type) {
     case "conversation":
     case "task":

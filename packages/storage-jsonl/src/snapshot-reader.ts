@@ -72,14 +72,14 @@ export async function loadSnapshot(
       let decoded: SnapshotLine;
       try {
         if (header === undefined) {
-          header = decodeSnapshotHeader(window.text());
+          header = decodeSnapshotHeader(window.text(), window);
           if (header.generation !== generation)
             throw new LineError(
               `the snapshot of generation ${header.generation}, not ${generation}`,
             );
           continue;
         }
-        decoded = decodeSnapshotLine(window.text());
+        decoded = decodeSnapshotLine(window.text(), window);
         if (decoded.type === "end" && decoded.lines !== n)
           throw new LineError(`the end line says ${decoded.lines} lines, but it is line ${n}`);
         if (decoded.type === "entry" && decoded.seq > header.seq)
