@@ -45,6 +45,14 @@ function inGeneration(error: unknown, generation: number): unknown {
   );
 }
 
+/** Names the files recovery repaired inside a generation from the storage directory, as the rest of the report does. */
+function nameFromRoot(report: RecoveryReport, prefix: string): void {
+  for (const item of report.truncated) item.file = `${prefix}${item.file}`;
+  for (const item of report.setAside) item.file = `${prefix}${item.file}`;
+  for (const item of report.deferred) item.file = `${prefix}${item.file}`;
+  report.removed = report.removed.map((file) => `${prefix}${file}`);
+}
+
 /**
  * Opens (creating if needed) a JSONL storage in `directory`: takes the
  * single-owner lock, finds the current generation, recovers the confirmed
@@ -77,6 +85,7 @@ export async function openJsonlStorage(
       throw inGeneration(error, current.generation);
     });
     const { state, report } = recovered;
+    if (current.generation > 0) nameFromRoot(report, `${generationDir(current.generation)}/`);
     const cleanup = await removeOtherGenerations(fs, dir, names, current, fsync);
     report.removed.push(...cleanup.removed);
     report.setAside.push(...cleanup.setAside);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import { join } from "node:path";
 import type { DocumentId, EntryId, Seq, TaskId } from "@durably/core";
@@ -240,6 +240,29 @@ describe("directories written by earlier versions", () => {
       status: "running",
       checkpoint: "second",
     });
+    await reopened.close();
+  });
+});
+
+describe("recovery inside a generation", () => {
+  it("a torn final marker of a generation's tail is cut and kept in the storage's recovered/, named from the storage directory", async () => {
+    const storage = await openJsonlStorage(dir.path);
+    await commitAll(storage, [w.conversation(1), w.entry(2, 1, "before")]);
+    await storage.compact();
+    await commitAll(storage, [w.entry(3, 1, "in the tail")]);
+    await storage.close();
+    appendFileSync(file("gen-1/main.jsonl"), '{"format":1,"type":"commit","seq":3,"wri');
+    const reopened = await openJsonlStorage(dir.path);
+    expect(reopened.recovery.truncated).toEqual([
+      {
+        file: "gen-1/main.jsonl",
+        bytes: 40,
+        savedAs: expect.stringMatching(/^recovered\/.*-main\.jsonl$/) as unknown,
+      },
+    ]);
+    const saved = reopened.recovery.truncated[0]?.savedAs as string;
+    expect(readFileSync(file(saved), "utf8")).toBe('{"format":1,"type":"commit","seq":3,"wri');
+    expect((await reopened.entry(3 as EntryId))?.entry.data).toBe("in the tail");
     await reopened.close();
   });
 });
