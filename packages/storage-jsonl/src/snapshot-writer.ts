@@ -17,8 +17,11 @@ import {
   type SnapshotLine,
 } from "./snapshot-format.js";
 
-/** Bytes gathered before each append while a snapshot is written. */
-const WRITE_CHUNK = 1 << 20;
+/** Bytes gathered before each append while a snapshot is written: small, so commits interleave. */
+const WRITE_CHUNK = 128 * 1024;
+
+/** Lets queued work (commits) run before the next chunk is built: the compaction runs at their pace. */
+const yieldToCommits = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The index as it stood at one seq, taken between two commit calls:
@@ -82,6 +85,7 @@ class ChunkedWriter {
     this.text = "";
     this.bytes += data.length;
     await this.out.append(data);
+    await yieldToCommits();
   }
 }
 
@@ -147,6 +151,7 @@ async function copyDocument(
         refs.push([record.seq, record.ordinal]);
       }
       await out.append(bytes as Uint8Array);
+      await yieldToCommits();
       at = end + 1;
     }
     await out.flush();
