@@ -12,6 +12,12 @@ export type {
   TestApi,
 } from "./storage/api.js";
 export { exerciseAccessPaths } from "./storage/access-paths.js";
+export { reopeningStorage, type ReopeningStorage } from "./storage/reopening-storage.js";
+export {
+  persistentStorageFactory,
+  type PersistentFactoryOptions,
+  type StorageLocation,
+} from "./storage/persistent-factory.js";
 export * from "./crash/index.js";
 export {
   registerSessionConformance,

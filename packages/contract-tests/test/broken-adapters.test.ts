@@ -4,7 +4,6 @@
  * and the rule groups that must catch its bug have to report failures.
  */
 import {
-  StorageClosed,
   type Batch,
   type CallOptions,
   type CommitResult,
@@ -19,8 +18,7 @@ import {
   type TaskRecord,
 } from "@durably/core";
 import { encodeCursor } from "@durably/core/storage";
-// By path, not by package name: a devDependency on storage-memory (which runs
-// this suite) would make the workspace graph cyclic.
+// By path, not by package name: see test/support/memory-handles.ts.
 import { MemoryStorage } from "../../storage-memory/src/index.js";
 import { describe, expect, it } from "vitest";
 import {
@@ -28,107 +26,18 @@ import {
   storageScenarios,
   type StorageFactory,
   type StorageRule,
-  type TestApi,
 } from "../src/index.js";
+import {
+  forgetsIdsOnReopen,
+  keepsFirstReplacementOfACall,
+  persistentHandle,
+  reopenable,
+  simpleFactory,
+} from "./support/memory-handles.js";
+import { failedIn, failedNames, failedRules, runRegistered } from "./support/recording-runner.js";
 
-interface Outcome {
-  rule: string;
-  name: string;
-  error?: unknown;
-}
-
-/**
- * A handle over one shared MemoryStorage that outlives the handle: closing
- * and reopening keeps the data, like a database file. It lets the
- * persistence scenarios and the suite's reopen plumbing run without a disk.
- */
-function persistentHandle(data: MemoryStorage, mint?: () => Promise<number>): Storage {
-  let closed = false;
-  return new Proxy(data, {
-    get(target, property, receiver) {
-      if (property === "capabilities") return { persistent: true };
-      if (property === "close")
-        return () => {
-          closed = true;
-          return Promise.resolve();
-        };
-      if (closed) return () => Promise.reject(new StorageClosed("handle is closed"));
-      if (property === "mintId" && mint !== undefined) return mint;
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function"
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
-    },
-  });
-}
-
-/** Builds a factory with reopen over `open(data)`; each test gets fresh data. */
-function reopenable(open: (data: MemoryStorage) => Storage): StorageFactory {
-  return async (use) => {
-    const data = new MemoryStorage();
-    let current = open(data);
-    try {
-      await use(current, async () => {
-        await current.close();
-        current = open(data);
-        return current;
-      });
-    } finally {
-      await current.close();
-    }
-  };
-}
-
-/** Forgets its minted-id high-water mark on reopen: counts from 2 in every handle. */
-function forgetsIdsOnReopen(data: MemoryStorage): Storage {
-  let next = 2;
-  return persistentHandle(data, () => Promise.resolve(next++));
-}
-
-function simpleFactory(make: () => Storage): StorageFactory {
-  return async (use) => {
-    const storage = make();
-    try {
-      await use(storage);
-    } finally {
-      await storage.close();
-    }
-  };
-}
-
-/** A runner that records describe/it, then runs every test itself, sequentially. */
-async function runSuite(factory: StorageFactory): Promise<Outcome[]> {
-  const tests: { rule: string; name: string; body: () => Promise<void> }[] = [];
-  let group = "";
-  const api: TestApi = {
-    describe(name, body) {
-      group = name.slice(name.indexOf(" > ") + 3);
-      body();
-    },
-    it(name, body) {
-      tests.push({ rule: group, name, body });
-    },
-    expect,
-  };
-  registerStorageConformance(api, "variant", factory);
-  const outcomes: Outcome[] = [];
-  for (const test of tests) {
-    try {
-      await test.body();
-      outcomes.push({ rule: test.rule, name: test.name });
-    } catch (error) {
-      outcomes.push({ rule: test.rule, name: test.name, error });
-    }
-  }
-  return outcomes;
-}
-
-function failedRules(outcomes: Outcome[]): Set<string> {
-  return new Set(outcomes.filter((o) => o.error !== undefined).map((o) => o.rule));
-}
-
-function failedNames(outcomes: Outcome[]): string[] {
-  return outcomes.filter((o) => o.error !== undefined).map((o) => `${o.rule} > ${o.name}`);
+function runSuite(factory: StorageFactory) {
+  return runRegistered((api) => registerStorageConformance(api, "variant", factory));
 }
 
 // ---- the broken variants ----
@@ -263,10 +172,17 @@ describe("the storage suite against deliberately broken adapters", () => {
 
   it("fails the persistence rules for a storage that reuses ids after reopen", async () => {
     const outcomes = await runSuite(reopenable(forgetsIdsOnReopen));
-    const failed = outcomes
-      .filter((o) => o.error !== undefined && o.rule === "persistence")
-      .map((o) => o.name);
-    expect(failed).toContain("ids are never reused and seqs keep increasing across reopen");
+    expect(failedIn(outcomes, "persistence")).toContain(
+      "ids are never reused and seqs keep increasing across reopen",
+    );
+  });
+
+  it("fails the persistence rules for a storage that reopens with the first of a call's replacements", async () => {
+    const outcomes = await runSuite(reopenable(keepsFirstReplacementOfACall));
+    expect(failedIn(outcomes, "persistence")).toEqual([
+      "a task and a submission replaced twice in one commit call (one batch) reopen with the last value",
+      "a task and a submission replaced twice in one commit call (two batches) reopen with the last value",
+    ]);
   });
 
   for (const [what, make, rules] of variants)
@@ -277,7 +193,7 @@ describe("the storage suite against deliberately broken adapters", () => {
         expect([...failed], `failed groups: ${failedNames(outcomes).join("; ")}`).toContain(rule);
       // Failure messages name the rule group they check.
       const first = outcomes.find(
-        (o) => o.error !== undefined && rules.includes(o.rule as StorageRule),
+        (o) => o.status === "failed" && rules.includes(o.rule as StorageRule),
       );
       expect((first?.error as Error).message).toContain(`[${first?.rule}]`);
     });

@@ -5,60 +5,17 @@
  * whose test context offers `skip(note)`, as Vitest's does.
  */
 import type { Storage } from "@durably/core";
-// By path, not by package name: see broken-adapters.test.ts.
+// By path, not by package name: see test/support/memory-handles.ts.
 import { MemoryStorage } from "../../storage-memory/src/index.js";
 import { describe, expect, it } from "vitest";
-import { registerStorageConformance, storageScenarios, type TestApi } from "../src/index.js";
+import { registerStorageConformance, storageScenarios } from "../src/index.js";
+import { simpleFactory } from "./support/memory-handles.js";
+import { runRegistered } from "./support/recording-runner.js";
 
-interface Outcome {
-  name: string;
-  status: "passed" | "skipped" | "failed";
-  note?: string;
-}
-
-class Skipped extends Error {}
-
-async function runPersistenceGroup(open: () => Storage): Promise<Outcome[]> {
-  const tests: { name: string; body: (...context: unknown[]) => Promise<void> }[] = [];
-  const api: TestApi = {
-    describe: (_name, body) => body(),
-    it: (name, body) => tests.push({ name, body }),
-    expect,
-  };
-  registerStorageConformance(
-    api,
-    "Recorded",
-    async (use) => {
-      const storage = open();
-      try {
-        await use(storage);
-      } finally {
-        await storage.close();
-      }
-    },
-    { rules: ["persistence"] },
+function runPersistenceGroup(open: () => Storage) {
+  return runRegistered((api) =>
+    registerStorageConformance(api, "Recorded", simpleFactory(open), { rules: ["persistence"] }),
   );
-  const outcomes: Outcome[] = [];
-  for (const test of tests) {
-    let note: string | undefined;
-    const context = {
-      skip(text: string): never {
-        note = text;
-        throw new Skipped(text);
-      },
-    };
-    try {
-      await test.body(context);
-      outcomes.push({ name: test.name, status: "passed" });
-    } catch (error) {
-      outcomes.push(
-        error instanceof Skipped
-          ? { name: test.name, status: "skipped", note }
-          : { name: test.name, status: "failed", note: String(error) },
-      );
-    }
-  }
-  return outcomes;
 }
 
 /** MemoryStorage claiming a capability value of its choosing. */
@@ -76,6 +33,7 @@ describe("persistence scenarios on a storage that is not persistent", () => {
     expect(outcomes.map((o) => o.name)).toEqual(storageScenarios.persistence);
     for (const outcome of outcomes)
       expect(outcome).toEqual({
+        rule: "persistence",
         name: outcome.name,
         status: "skipped",
         note: "[persistence] the storage does not declare capabilities.persistent (false): persistence not checked",
@@ -93,7 +51,7 @@ describe("persistence scenarios on a storage that is not persistent", () => {
     const outcomes = await runPersistenceGroup(claiming("yes"));
     for (const outcome of outcomes) {
       expect(outcome.status).toBe("failed");
-      expect(outcome.note).toContain(
+      expect(String(outcome.error)).toContain(
         'capabilities.persistent must be true, false or absent, got "yes"',
       );
     }

@@ -8,6 +8,7 @@ import type {
   Model,
   ModelError,
   ModelEvent,
+  ModelPrices,
   ModelRequest,
   ModelSettings,
   ModelStreamOptions,
@@ -33,9 +34,42 @@ export interface AiSdkModelOptions {
   redact?: readonly string[];
   /** Milliseconds since the epoch, to turn a `Retry-After` date into a wait (default `Date.now`). */
   clock?: () => number;
+  /**
+   * What the model costs per million tokens (in the unit you give: the
+   * usage ledger adds them up as they are): the harness then records each
+   * call's `cost`. The AI SDK does not know prices, so nothing is assumed.
+   */
+  prices?: ModelPrices;
+  /**
+   * Tokens the model's context holds (input and output): with it, the
+   * harness compacts a conversation automatically before it overflows.
+   */
+  contextWindow?: number;
 }
 
 type ErrorEvent = Extract<ModelEvent, { type: "error" }>;
+
+const PRICE_FIELDS = ["inputPerMillion", "outputPerMillion", "cachedInputPerMillion"];
+
+function checkPrices(prices: unknown): ModelPrices {
+  if (typeof prices !== "object" || prices === null || Array.isArray(prices))
+    throw new TypeError(
+      "aiSdkModel: options.prices must be { inputPerMillion, outputPerMillion, cachedInputPerMillion? }",
+    );
+  const p = prices as Record<string, unknown>;
+  for (const key of Object.keys(p))
+    if (!PRICE_FIELDS.includes(key))
+      throw new TypeError(
+        `aiSdkModel: options.prices.${key} is not a price (${PRICE_FIELDS.join(", ")})`,
+      );
+  for (const key of PRICE_FIELDS) {
+    const n = p[key];
+    if (n === undefined && key === "cachedInputPerMillion") continue;
+    if (!(typeof n === "number" && Number.isFinite(n) && n >= 0))
+      throw new TypeError(`aiSdkModel: options.prices.${key} must be a non-negative number`);
+  }
+  return { ...(p as unknown as ModelPrices) };
+}
 
 /** Resolves with `promise`, or rejects with the signal's reason as soon as it aborts. */
 function untilAborted<T>(promise: PromiseLike<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -67,6 +101,8 @@ function untilAborted<T>(promise: PromiseLike<T>, signal: AbortSignal | undefine
 export class AiSdkModel implements Model {
   private readonly clock: () => number;
   private readonly secrets: readonly string[];
+  readonly prices?: ModelPrices;
+  readonly contextWindow?: number;
 
   constructor(
     readonly languageModel: LanguageModelV3,
@@ -74,6 +110,15 @@ export class AiSdkModel implements Model {
   ) {
     this.clock = options.clock ?? Date.now;
     this.secrets = (options.redact ?? []).filter((s) => typeof s === "string" && s !== "");
+    // Checked here, where they are given (the harness checks them again when registered).
+    if (options.prices !== undefined) this.prices = checkPrices(options.prices);
+    if (options.contextWindow !== undefined) {
+      if (!Number.isSafeInteger(options.contextWindow) || options.contextWindow < 1)
+        throw new TypeError(
+          "aiSdkModel: options.contextWindow must be a positive integer number of tokens",
+        );
+      this.contextWindow = options.contextWindow;
+    }
   }
 
   private error(error: ModelError): ErrorEvent {

@@ -104,12 +104,16 @@ export function toPrompt(
   return prompt;
 }
 
-/** The tools as AI SDK function tools (the JSON Schema is passed as it is). */
+/**
+ * The tools as AI SDK function tools (the JSON Schema is passed as it is:
+ * core's schema type also allows draft 04 and OpenAPI 3.0 forms, which the
+ * JSON Schema 7 type does not name, so it is cast, not converted).
+ */
 export function toTools(tools: readonly ToolSpec[]): LanguageModelV3FunctionTool[] {
   return tools.map((tool) => ({
     type: "function",
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.parameters,
+    inputSchema: tool.parameters as LanguageModelV3FunctionTool["inputSchema"],
   }));
 }

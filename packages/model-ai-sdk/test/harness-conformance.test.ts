@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { httpModels, SERVER_URL_ENV } from "./support/http-models.js";
 
 // The whole harness conformance suite, including the SIGKILL scenarios
-// (mid-stream, mid-tool, mid-retry-wait), with every model call going
+// (mid-stream, mid-tool, mid-retry-wait, mid-compaction, mid-api.commit), with every model call going
 // through aiSdkModel → @ai-sdk/openai-compatible → real HTTP and SSE → a
 // scripted OpenAI-compatible server on 127.0.0.1, over SQLite. The crash
 // child reaches the same server (its URL in the environment).
@@ -68,6 +68,10 @@ describe("aiSdkModel over HTTP, SQLite > the suite's model calls", () => {
       "safe-tool": [0, 1],
       "unsafe-tool": [0, 1],
       "retry-wait": [0, 0, 1], // child's failed call, parent's retry, parent's answer
+      // child: q1, q2, the summary it was killed in (-1: a compaction request); parent: the
+      // summary again, then q3 (the request holds the summary, q2, a2, q3: turn 1).
+      compaction: [0, 1, -1, -1, 1],
+      "tool-commit": [0, 1], // child's call (killed inside the tool), parent's answer
     };
     for (const [scenario, turns] of Object.entries(expected)) {
       const got = requests

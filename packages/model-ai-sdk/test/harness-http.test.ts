@@ -90,6 +90,7 @@ describe("a Harness running a real provider through aiSdkModel over HTTP", () =>
       });
       // openai-compatible reports 0 reasoning tokens when the server names none.
       expect(entries[1]?.data).toEqual({
+        model: "default",
         usage: { inputTokens: 50, outputTokens: 10, cachedInputTokens: 32, reasoningTokens: 0 },
       });
       const answer = entries[3]?.model?.[0];
@@ -111,5 +112,66 @@ describe("a Harness running a real provider through aiSdkModel over HTTP", () =>
     expect(bytes).toContain("2 + 3 = 5");
     expect(bytes).not.toContain(API_KEY);
     expect(bytes.toLowerCase()).not.toContain("authorization");
+  });
+
+  it("with prices declared in aiSdkModel's options, every call's cost goes into the usage ledger", async () => {
+    server = await startOpenAiTestServer({
+      turns: [
+        { text: "one", usage: { inputTokens: 1_000, outputTokens: 100, cachedInputTokens: 400 } },
+        { text: "two", usage: { inputTokens: 2_000, outputTokens: 50 } },
+      ],
+    });
+    dir = mkdtempSync(join(tmpdir(), "durably-ai-sdk-"));
+    const provider = createOpenAICompatible({
+      name: "local",
+      baseURL: server.url,
+      includeUsage: true,
+    });
+    const prices = { inputPerMillion: 2.5, outputPerMillion: 10, cachedInputPerMillion: 1.25 };
+    const model = aiSdkModel(provider.chatModel("scripted"), { prices, contextWindow: 128_000 });
+    expect(model.prices).toEqual(prices);
+    expect(model.contextWindow).toBe(128_000);
+    const harness = await Harness.open(await openJsonlStorage(dir), { model });
+    try {
+      const root = await harness.root();
+      await (await root.submit({ type: "input", content: "a" })).wait();
+      await (await root.submit({ type: "input", content: "b" })).wait();
+      const first = (600 * 2.5 + 400 * 1.25 + 100 * 10) / 1e6;
+      const second = (2_000 * 2.5 + 50 * 10) / 1e6;
+      const { total, models } = await harness.usage();
+      expect(total).toMatchObject({
+        requests: 2,
+        inputTokens: 3_000,
+        outputTokens: 150,
+        cachedInputTokens: 400,
+      });
+      expect(total.cost).toBeCloseTo(first + second, 12);
+      expect(Object.keys(models)).toEqual(["default"]);
+      const costs = (await root.entries())
+        .filter((e) => e.kind === "durably.assistant")
+        .map((e) => (e.data as { usage: { cost: number } }).usage.cost);
+      expect(costs[0]).toBeCloseTo(first, 12);
+      expect(costs[1]).toBeCloseTo(second, 12);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it("refuses bad prices or a bad context window, naming the field", () => {
+    const fake = {
+      specificationVersion: "v3",
+      provider: "x",
+      modelId: "y",
+      doStream: () => undefined,
+    } as never;
+    expect(() => aiSdkModel(fake, { prices: { inputPerMillion: 1 } as never })).toThrow(
+      /aiSdkModel: options\.prices\.outputPerMillion must be a non-negative number/,
+    );
+    expect(() =>
+      aiSdkModel(fake, { prices: { inputPerMillion: 1, outputPerMillion: 1, per: 1 } as never }),
+    ).toThrow(/options\.prices\.per is not a price/);
+    expect(() => aiSdkModel(fake, { contextWindow: 1.5 })).toThrow(
+      /aiSdkModel: options\.contextWindow must be a positive integer/,
+    );
   });
 });

@@ -1,43 +1,7 @@
 import { CrashCheckFailed, registerCrashConformance } from "@durably/contract-tests";
-import type { CrashTestApi } from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
-
-interface RecordedTest {
-  name: string;
-  body: () => Promise<void>;
-}
-
-/** A fake runner that only records what the suite registers, so this test can run a case and look at how it fails. */
-function recordingApi(): { api: CrashTestApi; tests: RecordedTest[] } {
-  const tests: RecordedTest[] = [];
-  const path: string[] = [];
-  const api: CrashTestApi = {
-    describe(name, body) {
-      path.push(name);
-      try {
-        body();
-      } finally {
-        path.pop();
-      }
-    },
-    it(name, body) {
-      tests.push({ name: [...path, name].join(" > "), body });
-    },
-    expect,
-  };
-  return { api, tests };
-}
-
-async function failureOf(test: RecordedTest | undefined): Promise<unknown> {
-  if (test === undefined) throw new Error("the suite registered no such test");
-  try {
-    await test.body();
-  } catch (error) {
-    return error;
-  }
-  return undefined;
-}
+import { failureOf, recordingApi } from "./support/recording-api.js";
 
 // The same JSONL code over a disk that acknowledges appends and flushes before
 // the bytes reach the file (they follow up to 50 ms later). A SIGKILL in that

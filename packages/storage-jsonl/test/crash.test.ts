@@ -1,20 +1,9 @@
 import type { ConversationId, DocumentId, EntryId, TaskId } from "@durably/core";
+import { Prng } from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { Child } from "./support/child.js";
 import { tempDir } from "./support/temp-dir.js";
-
-/** mulberry32: a small seeded PRNG so a failing kill schedule can be replayed with CRASH_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -22,7 +11,7 @@ for (const fsync of [false, true]) {
   const kills = fsync ? 3 : 5;
   describe(`SIGKILL while committing${fsync ? " (fsync)" : ""}`, () => {
     it(`${kills} kills at seeded random moments: every acknowledged commit is present, none is half present`, async () => {
-      const random = prng(SEED + (fsync ? 1 : 0));
+      const random = new Prng(SEED + (fsync ? 1 : 0));
       const dir = tempDir();
       const acked: { step: number; seq: number; entryId: number }[] = [];
       try {
@@ -32,7 +21,7 @@ for (const fsync of [false, true]) {
           const before = child.lines.length;
           // Kill after a random delay once it is committing (at least one ack, so every round makes progress).
           await child.waitFor((l) => l.startsWith("ack"), "an ack");
-          await new Promise((resolve) => setTimeout(resolve, 5 + random() * 120));
+          await new Promise((resolve) => setTimeout(resolve, 5 + random.next() * 120));
           await child.kill();
           for (const line of child.lines.slice(before)) {
             const [kind, step, seq, entryId] = line.split(" ");

@@ -1,19 +1,20 @@
-import { cpSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  StoragePoisoned,
-  type Batch,
-  type DocumentId,
-  type EntryId,
-  type Seq,
-  type Storage,
-  type TaskId,
-} from "@durably/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoragePoisoned, type Batch, type Storage } from "@durably/core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
-import { FaultyFileSystem, InjectedFault, type FaultMode } from "./support/faulty-file-system.js";
+import {
+  commitAfterRecovery,
+  faultCases,
+  fixtureBatch,
+  fixtureState,
+  reopenKeepsThatCommit,
+  runFaultCases,
+  settled,
+  templateDirectory,
+} from "./support/fault-cases.js";
+import { FaultyFileSystem, InjectedFault } from "./support/faulty-file-system.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
 
 /**
  * For every file operation one commit call performs (appends, flushes,
@@ -26,14 +27,7 @@ import { tempDir } from "./support/temp-dir.js";
  */
 
 const setup: Batch[] = [
-  [
-    w.conversation(1),
-    w.entry(10, 1, "first"),
-    w.createDoc(20, 1, { text: "a" }),
-    w.createDoc(21, 1, { text: "b" }),
-    w.createDoc(22, 1, { text: "r" }, "rewindable"),
-    w.task(30, 1, { status: "running", checkpoint: 1 }),
-  ],
+  fixtureBatch(),
   [w.setText(20, "a2"), w.setText(22, "r2"), w.task(30, 1, { status: "running", checkpoint: 2 })],
 ];
 
@@ -52,34 +46,17 @@ const batch1: Batch = [
   w.task(30, 1, { status: "terminal", outcome: { kind: "completed" } }),
 ];
 
-async function snapshot(storage: Storage) {
-  const doc = async (id: number) => (await storage.document(id as DocumentId, "current"))?.value;
-  const page = await storage.scanEntries({ conversationId: 1 as never, order: "ascending" }, 100);
-  return {
-    entries: page.items.map((e) => e.id),
-    doc20: await doc(20),
-    doc21: await doc(21),
-    doc22: await doc(22),
-    doc22AtSeq2: (await storage.document(22 as DocumentId, 2 as Seq))?.value,
-    doc23: await doc(23),
-    task30: (await storage.task(30 as TaskId))?.state,
-    entry12: (await storage.entry(12 as EntryId))?.commitSeq,
-  };
-}
-type Snapshot = Awaited<ReturnType<typeof snapshot>>;
+const snapshot = (storage: Storage) =>
+  fixtureState(storage, { historyAt: 2, tasks: [30], entries: [12] });
+type Snapshot = Record<string, unknown>;
 
 for (const fsync of [true, false]) {
   describe(`fault injection${fsync ? " (fsync)" : ""}`, () => {
-    const template = tempDir();
+    const template = templateDirectory();
+    const fresh = template.fresh;
     const states: Snapshot[] = [];
     let operations: string[] = [];
     let firstMarkerFitsHalf = false;
-
-    const fresh = () => {
-      const dir = tempDir();
-      cpSync(template.path, dir.path, { recursive: true });
-      return dir;
-    };
 
     beforeAll(async () => {
       const storage = await openJsonlStorage(template.path, { fsync });
@@ -108,7 +85,6 @@ for (const fsync of [true, false]) {
         dir.remove();
       }
     });
-    afterAll(() => template.remove());
 
     it("the call performs every step of the publication protocol and its reclamation, in order", () => {
       const appendMain = operations.indexOf("append main.jsonl");
@@ -147,81 +123,52 @@ for (const fsync of [true, false]) {
     it("every file operation of a commit, failing before, after or half way, poisons the instance and reopens to exactly the confirmed state", async () => {
       expect(operations.length).toBeGreaterThan(8);
       const appendMain = operations.indexOf("append main.jsonl");
-      const cases: { at: number; mode: FaultMode }[] = [];
-      operations.forEach((op, at) => {
-        const modes: FaultMode[] = ["before", "after"];
-        if (op.startsWith("append ") || op.startsWith("write ")) modes.push("half");
-        for (const mode of modes) cases.push({ at, mode });
-      });
-      const failures: string[] = [];
-      for (const fault of cases) {
-        const label = `${operations[fault.at]} #${fault.at} fails ${fault.mode}`;
-        const dir = fresh();
-        try {
-          const faulty = new FaultyFileSystem();
-          const storage = await openJsonlStorage(dir.path, { fsync, fs: faulty });
-          faulty.count(fault);
-          const outcome = await storage
-            .commit([batch0, batch1], () => undefined)
-            .then(
-              () => "resolved",
-              (error: unknown) => error,
-            );
-          const barrier = await storage
-            .commit([], () => undefined)
-            .then(
-              () => "resolved",
-              (error: unknown) => error,
-            );
-          faulty.stop();
-          await storage.close();
-          if (faulty.fired === undefined) failures.push(`${label}: the fault never fired`);
-          // Before the markers land, the call itself must fail; a reclamation fault poisons the next call.
-          const poisonedBy = fault.at <= appendMain ? outcome : barrier;
-          if (
-            !(poisonedBy instanceof StoragePoisoned) ||
-            !(poisonedBy.cause instanceof InjectedFault)
-          )
-            failures.push(
-              `${label}: expected StoragePoisoned caused by the fault, got ${String(poisonedBy)}`,
-            );
-          if (!(barrier instanceof StoragePoisoned))
-            failures.push(`${label}: a later call was not rejected`);
+      const cases = faultCases(operations);
+      const failures = await runFaultCases(operations, cases, fresh, async (fault, dir, fail) => {
+        const faulty = new FaultyFileSystem();
+        const storage = await openJsonlStorage(dir.path, { fsync, fs: faulty });
+        faulty.count(fault);
+        const outcome = await settled(storage.commit([batch0, batch1], () => undefined));
+        const barrier = await settled(storage.commit([], () => undefined));
+        faulty.stop();
+        await storage.close();
+        if (faulty.fired === undefined) fail("the fault never fired");
+        // Before the markers land, the call itself must fail; a reclamation fault poisons the next call.
+        const poisonedBy = fault.at <= appendMain ? outcome : barrier;
+        if (
+          !(poisonedBy instanceof StoragePoisoned) ||
+          !(poisonedBy.cause instanceof InjectedFault)
+        )
+          fail(
+            `expected StoragePoisoned caused by the fault, got ${poisonedBy instanceof Error ? String(poisonedBy) : `a resolved call: ${JSON.stringify(poisonedBy)}`}`,
+          );
+        if (!(barrier instanceof StoragePoisoned)) fail("a later call was not rejected");
 
-          const landed =
-            fault.at > appendMain || (fault.at === appendMain && fault.mode === "after")
-              ? 2
-              : fault.at === appendMain && fault.mode === "half" && firstMarkerFitsHalf
-                ? 1
-                : 0;
-          const reopened = await openJsonlStorage(dir.path, { fsync });
-          const seen = await snapshot(reopened);
-          try {
-            expect(seen).toEqual(states[landed]);
-          } catch {
-            failures.push(
-              `${label}: reopened to ${JSON.stringify(seen)}, expected ${JSON.stringify(states[landed])}`,
-            );
-          }
-          // Recovery finished what the fault interrupted: no unconfirmed or obsolete file is left.
-          const files = readdirSync(dir.path);
-          if (files.some((f) => f.endsWith(".tmp")))
-            failures.push(`${label}: a temp file survived reopen: ${files.join(", ")}`);
-          if (landed === 2 && (files.includes("doc-21.jsonl") || files.includes("task-30.jsonl")))
-            failures.push(`${label}: obsolete sidecars survived reopen: ${files.join(", ")}`);
-          if (landed === 0 && files.includes("doc-23.jsonl"))
-            failures.push(`${label}: an unconfirmed sidecar survived reopen`);
-          // And it keeps working.
-          await commitAll(reopened, [w.entry(99, 1, "after recovery")]);
-          await reopened.close();
-          const again = await openJsonlStorage(dir.path);
-          if ((await again.entry(99 as EntryId)) === undefined)
-            failures.push(`${label}: a commit after recovery was lost`);
-          await again.close();
-        } finally {
-          dir.remove();
+        const landed =
+          fault.at > appendMain || (fault.at === appendMain && fault.mode === "after")
+            ? 2
+            : fault.at === appendMain && fault.mode === "half" && firstMarkerFitsHalf
+              ? 1
+              : 0;
+        const reopened = await openJsonlStorage(dir.path, { fsync });
+        const seen = await snapshot(reopened);
+        try {
+          expect(seen).toEqual(states[landed]);
+        } catch {
+          fail(`reopened to ${JSON.stringify(seen)}, expected ${JSON.stringify(states[landed])}`);
         }
-      }
+        // Recovery finished what the fault interrupted: no unconfirmed or obsolete file is left.
+        const files = readdirSync(dir.path);
+        if (files.some((f) => f.endsWith(".tmp")))
+          fail(`a temp file survived reopen: ${files.join(", ")}`);
+        if (landed === 2 && (files.includes("doc-21.jsonl") || files.includes("task-30.jsonl")))
+          fail(`obsolete sidecars survived reopen: ${files.join(", ")}`);
+        if (landed === 0 && files.includes("doc-23.jsonl"))
+          fail("an unconfirmed sidecar survived reopen");
+        // And it keeps working.
+        await commitAfterRecovery(reopened);
+        await (await reopenKeepsThatCommit(dir.path, fail)).close();
+      });
       console.info(
         `${fsync ? "fsync" : "no fsync"}: ${cases.length} fault cases over ${operations.length} operations: ${operations.join(", ")}; first marker fits half: ${firstMarkerFitsHalf}`,
       );

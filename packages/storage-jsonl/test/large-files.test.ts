@@ -1,18 +1,14 @@
 import { statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { DocumentId, EntryId, Seq, SubmissionId } from "@durably/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { nodeFileSystem, openJsonlStorage, type FileSystem } from "../src/index.js";
 import { writeLargeStorage } from "./support/large-storage.js";
 import { READ_CHUNK } from "../src/line-reader.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
+import { directoryPerTest } from "./support/test-directory.js";
 
-let dir: { path: string; remove(): void };
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(() => dir.remove());
+const dir = directoryPerTest();
 
 /** The real node file system, recording every read: file, and the range asked (or "whole"). */
 function recordingFileSystem(): {

@@ -1,28 +1,14 @@
 import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { StorageCorrupted, type DocumentId, type EntryId } from "@durably/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { DocumentId, EntryId } from "@durably/core";
+import { describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { encodeRecord } from "../src/line-format.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
+import { directoryPerTest, openFails } from "./support/test-directory.js";
 
-let dir: { path: string; remove(): void };
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(() => dir.remove());
-
-const file = (name: string) => join(dir.path, name);
-const lines = (name: string) => readFileSync(file(name), "utf8").split("\n").slice(0, -1);
-const keepLines = (name: string, count: number) =>
-  writeFileSync(
-    file(name),
-    lines(name)
-      .slice(0, count)
-      .map((l) => `${l}\n`)
-      .join(""),
-  );
+const dir = directoryPerTest();
+const { file, lines, rewrite } = dir;
+const keepLines = (name: string, count: number) => rewrite(name, (l) => l.slice(0, count));
 
 /** Every file of the directory with its bytes, to show open changed nothing. */
 function snapshot(): Record<string, string> {
@@ -61,24 +47,12 @@ async function hundredCommits(baseEvery = 0, retireAt = 0): Promise<void> {
   await storage.close();
 }
 
-async function openFails(): Promise<StorageCorrupted> {
-  const error: unknown = await openJsonlStorage(dir.path).then(
-    async (s) => {
-      await s.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StorageCorrupted);
-  return error as StorageCorrupted;
-}
-
 describe("lost markers > a main.jsonl cut at a line boundary", () => {
   it("100 commits with main.jsonl cut to 49 lines: open fails naming main.jsonl and the sidecars that prove it, and changes nothing", async () => {
     await hundredCommits();
     keepLines("main.jsonl", 49);
     const before = snapshot();
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 50 });
     expect(error.message).toMatch(
       /^main\.jsonl line 50: confirmed commit markers are missing: the file ends at seq 49, but records of 51 commit calls lie beyond it: the call from seq 50 \(doc-3\.jsonl line 50\), the call from seq 51 \(doc-3\.jsonl line 51\)/,
@@ -93,7 +67,7 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
     expect(lines("doc-3.jsonl")).toHaveLength(1);
     keepLines("main.jsonl", 49);
     const before = snapshot();
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 50 });
     expect(error.message).toMatch(
       /^main\.jsonl line 50: confirmed commit markers are missing: the file ends at seq 49, but doc-3\.jsonl line 1 starts with a base of seq 100/,
@@ -105,7 +79,7 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
     await hundredCommits(0, 80);
     expect(readdirSync(dir.path)).not.toContain("doc-3.jsonl");
     keepLines("main.jsonl", 49);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 50 });
     expect(error.message).toMatch(/records of 51 commit calls lie beyond it/);
   });
@@ -113,7 +87,7 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
   it("a removed file with no other sign of lost markers is reported at the file, saying both causes", async () => {
     await hundredCommits();
     unlinkSync(file("doc-3.jsonl"));
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-3.jsonl", line: 1 });
     expect(error.message).toMatch(
       /doc-3\.jsonl line 1: the file is missing, but main\.jsonl line 1 confirms its record \(seq 1, ordinal 0\); it is removed only after a marker makes its document retired, so either the file was deleted or main\.jsonl lost that marker/,
@@ -125,14 +99,8 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
     await commitAll(storage, [w.conversation(1)]);
     for (let i = 2; i <= 5; i++) await commitAll(storage, [w.entry(10 + i, 1, `note ${i}`)]);
     await storage.close();
-    writeFileSync(
-      file("main.jsonl"),
-      lines("main.jsonl")
-        .filter((_, i) => i !== 2)
-        .map((l) => `${l}\n`)
-        .join(""),
-    );
-    const error = await openFails();
+    rewrite("main.jsonl", (l) => l.filter((_, i) => i !== 2));
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 3 });
     expect(error.message).toMatch(
       /main\.jsonl line 3: marker seq 4 follows seq 2: the markers of seqs 3 to 3 are missing/,
@@ -146,7 +114,7 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
     await commitAll(storage, [w.setText(4, "seq 3")]); // seq 3
     await storage.close();
     keepLines("main.jsonl", 1);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
     expect(error.message).toMatch(
       /doc-4\.jsonl line 2 is a record of the call from seq 3, so the markers of seqs 2 to 2 were written before it/,
@@ -169,7 +137,7 @@ describe("lost markers > a main.jsonl cut at a line boundary", () => {
       readFileSync(file("doc-4.jsonl"), "utf8") +
         encodeRecord({ seq: 3, call: 1, ordinal: 0, payload }),
     );
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 3 });
     expect(error.message).toMatch(
       /doc-4\.jsonl line 3 is an unconfirmed record of the call from seq 1, older than the confirmed call from seq 2/,

@@ -1,26 +1,21 @@
-import {
-  cpSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  truncateSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  StoragePoisoned,
-  type DocumentId,
-  type EntryId,
-  type Seq,
-  type Storage,
-  type TaskId,
-} from "@durably/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoragePoisoned, type EntryId, type Storage } from "@durably/core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
-import { FaultyFileSystem, InjectedFault, type FaultMode } from "./support/faulty-file-system.js";
+import {
+  commitAfterRecovery,
+  faultCases,
+  fixtureBatch,
+  fixtureState,
+  reopenKeepsThatCommit,
+  runFaultCases,
+  settled,
+  templateDirectory,
+} from "./support/fault-cases.js";
+import { FaultyFileSystem, InjectedFault } from "./support/faulty-file-system.js";
 import { matching } from "./support/matching.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
 
 /**
  * A directory that needs every repair open makes: a torn final marker, an
@@ -33,20 +28,8 @@ import { tempDir } from "./support/temp-dir.js";
  * every cut byte kept under recovered/.
  */
 
-async function confirmedState(storage: Storage) {
-  const doc = async (id: number) => (await storage.document(id as DocumentId, "current"))?.value;
-  const page = await storage.scanEntries({ conversationId: 1 as never, order: "ascending" }, 100);
-  return {
-    entries: page.items.map((e) => e.id),
-    doc20: await doc(20),
-    doc21: await doc(21),
-    doc22: await doc(22),
-    doc22AtSeq1: (await storage.document(22 as DocumentId, 1 as Seq))?.value,
-    doc23: await doc(23),
-    task30: (await storage.task(30 as TaskId))?.state,
-    task31: (await storage.task(31 as TaskId))?.state,
-  };
-}
+const confirmedState = (storage: Storage) =>
+  fixtureState(storage, { historyAt: 1, tasks: [30, 31] });
 
 /** Bytes open must keep somewhere: in place, or as a file under recovered/. */
 interface Evidence {
@@ -56,15 +39,7 @@ interface Evidence {
 
 async function buildTemplate(path: string): Promise<{ evidence: Evidence[] }> {
   const storage = await openJsonlStorage(path);
-  await commitAll(storage, [
-    w.conversation(1),
-    w.entry(10, 1, "first"),
-    w.createDoc(20, 1, { text: "a" }),
-    w.createDoc(21, 1, { text: "b" }),
-    w.createDoc(22, 1, { text: "r" }, "rewindable"),
-    w.task(30, 1, { status: "running", checkpoint: 1 }),
-    w.task(31, 1, { status: "running", checkpoint: 1 }),
-  ]);
+  await commitAll(storage, fixtureBatch(w.task(31, 1, { status: "running", checkpoint: 1 })));
   for (let i = 0; i < 4; i++) await commitAll(storage, [w.setText(20, `a${i}`)]);
   await storage.close();
   const file = (name: string) => join(path, name);
@@ -135,16 +110,11 @@ function evidenceKept(path: string, evidence: readonly Evidence[]): string[] {
 
 for (const fsync of [false, true]) {
   describe(`open repair faults${fsync ? " (fsync)" : ""}`, () => {
-    const template = tempDir();
+    const template = templateDirectory();
+    const fresh = template.fresh;
     let evidence: Evidence[] = [];
-    let expected: Awaited<ReturnType<typeof confirmedState>>;
+    let expected: Record<string, unknown>;
     let operations: string[] = [];
-
-    const fresh = () => {
-      const dir = tempDir();
-      cpSync(template.path, dir.path, { recursive: true });
-      return dir;
-    };
 
     beforeAll(async () => {
       ({ evidence } = await buildTemplate(template.path));
@@ -158,7 +128,6 @@ for (const fsync of [false, true]) {
       await storage.close();
       dir.remove();
     });
-    afterAll(() => template.remove());
 
     it("a clean open makes every repair: cuts kept aside, strays moved, obsolete files removed, the document rewritten", () => {
       expect(expected).toEqual({
@@ -209,66 +178,43 @@ for (const fsync of [false, true]) {
     });
 
     it("every file operation of open failing before, after or half way leaves the confirmed state and every cut byte, and a later open repairs", async () => {
-      const cases: { at: number; mode: FaultMode }[] = [];
-      operations.forEach((op, at) => {
-        // A read that fails after reading changed nothing either: "before" covers it.
-        const readOnly = /^(read|list|mkdir) /.test(op);
-        const modes: FaultMode[] = readOnly ? ["before"] : ["before", "after"];
-        if (op.startsWith("append ") || op.startsWith("write ")) modes.push("half");
-        for (const mode of modes) cases.push({ at, mode });
-      });
-      const failures: string[] = [];
-      for (const fault of cases) {
-        const label = `${operations[fault.at]} #${fault.at} fails ${fault.mode}`;
-        const dir = fresh();
-        try {
-          const faulty = new FaultyFileSystem();
-          faulty.count(fault);
-          const outcome = await openJsonlStorage(dir.path, { fsync, fs: faulty }).then(
-            (storage) => storage,
-            (error: unknown) => error,
-          );
-          faulty.stop();
-          if (faulty.fired === undefined) failures.push(`${label}: the fault never fired`);
-          if (outcome instanceof Error) {
-            const cause = outcome instanceof StoragePoisoned ? outcome.cause : outcome;
-            if (!(cause instanceof InjectedFault))
-              failures.push(`${label}: open failed with ${String(outcome)}, not the fault`);
-          } else {
-            // Open may carry on past a fault only if what it shows is the confirmed state.
-            const seen = await confirmedState(outcome as Storage);
-            if (JSON.stringify(seen) !== JSON.stringify(expected))
-              failures.push(`${label}: open resolved with ${JSON.stringify(seen)}`);
-            await (outcome as Storage).close().catch(() => undefined);
-          }
-          const lost = evidenceKept(dir.path, evidence);
-          if (lost.length > 0) failures.push(`${label}: lost after the fault: ${lost.join(", ")}`);
-          // The lock was released, and the next open repairs.
-          const reopened = await openJsonlStorage(dir.path, { fsync });
-          const seen = await confirmedState(reopened);
+      // A read that fails after reading changed nothing either: "before" covers it.
+      const cases = faultCases(operations, /^(read|list|mkdir) /);
+      const failures = await runFaultCases(operations, cases, fresh, async (fault, dir, fail) => {
+        const faulty = new FaultyFileSystem();
+        faulty.count(fault);
+        const outcome = await settled(openJsonlStorage(dir.path, { fsync, fs: faulty }));
+        faulty.stop();
+        if (faulty.fired === undefined) fail("the fault never fired");
+        if (outcome instanceof Error) {
+          const cause = outcome instanceof StoragePoisoned ? outcome.cause : outcome;
+          if (!(cause instanceof InjectedFault))
+            fail(`open failed with ${String(outcome)}, not the fault`);
+        } else {
+          // Open may carry on past a fault only if what it shows is the confirmed state.
+          const seen = await confirmedState(outcome as Storage);
           if (JSON.stringify(seen) !== JSON.stringify(expected))
-            failures.push(`${label}: reopened to ${JSON.stringify(seen)}`);
-          await commitAll(reopened, [w.entry(99, 1, "after recovery")]);
-          await reopened.close();
-          const lostAfter = evidenceKept(dir.path, evidence);
-          if (lostAfter.length > 0)
-            failures.push(`${label}: lost after reopen: ${lostAfter.join(", ")}`);
-          const files = readdirSync(dir.path);
-          for (const gone of ["doc-21.jsonl", "task-31.jsonl", "doc-23.jsonl", "doc-20.jsonl.tmp"])
-            if (files.includes(gone))
-              failures.push(`${label}: ${gone} is still in place after reopen`);
-          const again = await openJsonlStorage(dir.path);
-          if ((await again.entry(99 as EntryId)) === undefined)
-            failures.push(`${label}: a commit after recovery was lost`);
-          if (again.recovery.truncated.length + again.recovery.setAside.length > 0)
-            failures.push(
-              `${label}: a third open still repaired: ${JSON.stringify(again.recovery)}`,
-            );
-          await again.close();
-        } finally {
-          dir.remove();
+            fail(`open resolved with ${JSON.stringify(seen)}`);
+          await (outcome as Storage).close().catch(() => undefined);
         }
-      }
+        const lost = evidenceKept(dir.path, evidence);
+        if (lost.length > 0) fail(`lost after the fault: ${lost.join(", ")}`);
+        // The lock was released, and the next open repairs.
+        const reopened = await openJsonlStorage(dir.path, { fsync });
+        const seen = await confirmedState(reopened);
+        if (JSON.stringify(seen) !== JSON.stringify(expected))
+          fail(`reopened to ${JSON.stringify(seen)}`);
+        await commitAfterRecovery(reopened);
+        const lostAfter = evidenceKept(dir.path, evidence);
+        if (lostAfter.length > 0) fail(`lost after reopen: ${lostAfter.join(", ")}`);
+        const files = readdirSync(dir.path);
+        for (const gone of ["doc-21.jsonl", "task-31.jsonl", "doc-23.jsonl", "doc-20.jsonl.tmp"])
+          if (files.includes(gone)) fail(`${gone} is still in place after reopen`);
+        const again = await reopenKeepsThatCommit(dir.path, fail);
+        if (again.recovery.truncated.length + again.recovery.setAside.length > 0)
+          fail(`a third open still repaired: ${JSON.stringify(again.recovery)}`);
+        await again.close();
+      });
       console.info(
         `${fsync ? "fsync" : "no fsync"}: ${cases.length} fault cases over ${operations.length} operations of open: ${operations.join(", ")}`,
       );

@@ -7,36 +7,21 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
 import {
-  StorageCorrupted,
   StorageVersionError,
   type DocumentId,
   type EntryId,
   type Seq,
   type TaskId,
 } from "@durably/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { matching } from "./support/matching.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
+import { directoryPerTest, openFails } from "./support/test-directory.js";
 
-let dir: { path: string; remove(): void };
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(() => dir.remove());
-
-const file = (name: string) => join(dir.path, name);
-const lines = (name: string) => readFileSync(file(name), "utf8").split("\n").slice(0, -1);
-const rewrite = (name: string, edit: (lines: string[]) => string[]) =>
-  writeFileSync(
-    file(name),
-    edit(lines(name))
-      .map((l) => `${l}\n`)
-      .join(""),
-  );
+const dir = directoryPerTest();
+const { file, lines, rewrite } = dir;
 
 /** Two saves, each appending a note and changing a rewindable document (the demo's seed experiment). */
 async function twoSaves(): Promise<void> {
@@ -45,18 +30,6 @@ async function twoSaves(): Promise<void> {
   await commitAll(storage, [w.entry(5, 1, "hello"), w.setText(4, "after hello")]);
   await commitAll(storage, [w.entry(6, 1, "goodbye"), w.setText(4, "after goodbye")]);
   await storage.close();
-}
-
-async function openFails(): Promise<StorageCorrupted> {
-  const error: unknown = await openJsonlStorage(dir.path).then(
-    async (s) => {
-      await s.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StorageCorrupted);
-  return error as StorageCorrupted;
 }
 
 describe("recovery > torn final marker", () => {
@@ -149,7 +122,7 @@ describe("recovery > corruption fails open naming file and line", () => {
     rewrite("main.jsonl", (l) =>
       l.map((line, i) => (i === 1 ? line.replace('"hello"', '"hellp"') : line)),
     );
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
     expect(error.message).toMatch(/main\.jsonl line 2: checksum mismatch/);
   });
@@ -159,7 +132,7 @@ describe("recovery > corruption fails open naming file and line", () => {
     rewrite("doc-4.jsonl", (l) =>
       l.map((line, i) => (i === 1 ? line.replace("after hello", "after jello") : line)),
     );
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 2 });
   });
 
@@ -177,12 +150,12 @@ describe("recovery > corruption fails open naming file and line", () => {
     await reopened.close();
     // One character for another of the same UTF-8 length: the lines keep their byte offsets.
     rewrite("doc-4.jsonl", (l) => l.map((line, i) => (i === 1 ? line.replace("ü", "ö") : line)));
-    let error = await openFails();
+    let error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 2 });
     expect(error.message).toMatch(/checksum mismatch/);
     rewrite("doc-4.jsonl", (l) => l.map((line, i) => (i === 1 ? line.replace("ö", "ü") : line)));
     rewrite("main.jsonl", (l) => l.map((line, i) => (i === 1 ? line.replace("✓", "✗") : line)));
-    error = await openFails();
+    error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
     expect(error.message).toMatch(/checksum mismatch/);
   });
@@ -192,7 +165,7 @@ describe("recovery > corruption fails open naming file and line", () => {
     rewrite("main.jsonl", (l) =>
       l.map((line, i) => (i === 2 ? line.replace('"goodbye"', '"goodbyf"') : line)),
     );
-    expect((await openFails()).location).toEqual({ file: "main.jsonl", line: 3 });
+    expect((await openFails(dir.path)).location).toEqual({ file: "main.jsonl", line: 3 });
   });
 
   it("a truncated middle line (later lines intact) fails", async () => {
@@ -200,7 +173,7 @@ describe("recovery > corruption fails open naming file and line", () => {
     rewrite("main.jsonl", (l) =>
       l.map((line, i) => (i === 1 ? line.slice(0, line.length >> 1) : line)),
     );
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
     expect(error.message).toMatch(/not valid JSON/);
   });
@@ -210,7 +183,7 @@ describe("recovery > corruption fails open naming file and line", () => {
     rewrite("main.jsonl", (l) =>
       l.map((line, i) => (i === 1 ? line.replace('{"format":1,', '{"format":2,') : line)),
     );
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
     expect(error.message).toMatch(/format 2 is not understood/);
     expect(error.cause).toBeInstanceOf(StorageVersionError);
@@ -220,13 +193,13 @@ describe("recovery > corruption fails open naming file and line", () => {
     await twoSaves();
     const saved = readFileSync(file("doc-4.jsonl"));
     rewrite("doc-4.jsonl", (l) => [l[0] as string, l[2] as string]);
-    let error = await openFails();
+    let error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 2 });
     expect(error.message).toMatch(
       /record \(seq 2, ordinal 0\) confirmed by main\.jsonl line 2 is missing/,
     );
     unlinkSync(file("doc-4.jsonl"));
-    error = await openFails();
+    error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "doc-4.jsonl", line: 1 });
     writeFileSync(file("doc-4.jsonl"), saved);
     const storage = await openJsonlStorage(dir.path);
@@ -237,7 +210,7 @@ describe("recovery > corruption fails open naming file and line", () => {
     await twoSaves();
     const record = lines("doc-4.jsonl")[1] as string;
     rewrite("main.jsonl", (l) => [l[0] as string, record, ...l.slice(1)]);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 2 });
     expect(error.message).toMatch(/main\.jsonl line 2: type "record" where a commit line belongs/);
   });
@@ -245,7 +218,7 @@ describe("recovery > corruption fails open naming file and line", () => {
   it("a marker whose seq is not above the previous one fails", async () => {
     await twoSaves();
     rewrite("main.jsonl", (l) => [...l, l[2] as string]);
-    const error = await openFails();
+    const error = await openFails(dir.path);
     expect(error.location).toEqual({ file: "main.jsonl", line: 4 });
     expect(error.message).toMatch(/marker seq 3 is not above seq 3/);
   });
@@ -253,7 +226,9 @@ describe("recovery > corruption fails open naming file and line", () => {
   it("a missing main.jsonl next to sidecar files fails instead of discarding them", async () => {
     await twoSaves();
     unlinkSync(file("main.jsonl"));
-    expect((await openFails()).message).toMatch(/main\.jsonl is missing but doc-4\.jsonl exists/);
+    expect((await openFails(dir.path)).message).toMatch(
+      /main\.jsonl is missing but doc-4\.jsonl exists/,
+    );
   });
 });
 

@@ -2,17 +2,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { StorageLocked, type EntryId } from "@durably/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { Child } from "./support/child.js";
 import { commitAll, w } from "./support/records.js";
-import { tempDir } from "./support/temp-dir.js";
+import { directoryPerTest } from "./support/test-directory.js";
 
-let dir: { path: string; remove(): void };
-beforeEach(() => {
-  dir = tempDir();
-});
-afterEach(() => dir.remove());
+const dir = directoryPerTest();
 
 const lockFile = () => join(dir.path, "LOCK");
 

@@ -1,57 +1,27 @@
 import { registerStorageConformance } from "@durably/contract-tests";
-import type { Storage } from "@durably/core";
 import { describe, expect, it } from "vitest";
-import { openJsonlStorage, type JsonlStorage } from "../src/index.js";
-import { compactingAfterEveryCommit } from "./support/background-compaction.js";
-import { ReopeningStorage } from "./support/reopening-storage.js";
-import { tempDir } from "./support/temp-dir.js";
+import { compactingAfterEveryCommit, compactingOnClose } from "./support/background-compaction.js";
+import { jsonlFactory } from "./support/storage-factory.js";
 
 const api = { describe, it, expect };
 
-/** A fresh directory per scenario; `reopen` closes the current instance and opens the same directory again. */
-function factory(
-  fsync: boolean,
-  wrap: false | "reopen" | "compact, reopen" | "compact in background",
-) {
-  return async (use: (storage: Storage, reopen?: () => Promise<Storage>) => Promise<void>) => {
-    const dir = tempDir();
-    const compact = (storage: Storage) => (storage as JsonlStorage).compact();
-    const open = async (): Promise<Storage> =>
-      wrap === "reopen"
-        ? ReopeningStorage.open(() => openJsonlStorage(dir.path, { fsync }))
-        : wrap === "compact, reopen"
-          ? ReopeningStorage.open(() => openJsonlStorage(dir.path, { fsync }), compact)
-          : wrap === "compact in background"
-            ? compactingAfterEveryCommit(await openJsonlStorage(dir.path, { fsync }))
-            : openJsonlStorage(dir.path, { fsync });
-    let current = await open();
-    try {
-      await use(current, async () => {
-        await current.close();
-        current = await open();
-        return current;
-      });
-    } finally {
-      await current.close();
-      dir.remove();
-    }
-  };
-}
-
-registerStorageConformance(api, "JSONL storage", factory(false, false));
-registerStorageConformance(api, "JSONL storage (fsync)", factory(true, false));
+registerStorageConformance(api, "JSONL storage", jsonlFactory());
+registerStorageConformance(api, "JSONL storage (fsync)", jsonlFactory({ fsync: true }));
+// Closed and reopened after every commit: nothing kept only in memory survives to hide a missing write.
 registerStorageConformance(
   api,
   "JSONL storage reopened after every commit",
-  factory(false, "reopen"),
+  jsonlFactory({ reopenAfterEveryCommit: true }),
 );
+// Compacted, closed and reopened after every commit: every read comes from a snapshot and its tail.
 registerStorageConformance(
   api,
   "JSONL storage compacted and reopened after every commit",
-  factory(false, "compact, reopen"),
+  jsonlFactory({ reopenAfterEveryCommit: true, wrap: compactingOnClose }),
 );
+// A compaction started (not awaited) after every commit: later commits and reads overlap it.
 registerStorageConformance(
   api,
   "JSONL storage compacting in the background after every commit",
-  factory(false, "compact in background"),
+  jsonlFactory({ wrap: compactingAfterEveryCommit }),
 );

@@ -2,30 +2,22 @@ import {
   registerSessionConformance,
   registerStorageConformance,
   registerTaskConformance,
-  type StorageFactory,
 } from "@durably/contract-tests";
-import type { Storage } from "@durably/core";
 import { describe, expect, it } from "vitest";
-import { freshSession, openTestStorage, PG_URL, SKIP_REASON } from "./support/server.js";
+import { PG_URL, SKIP_REASON, sessionFactory } from "./support/server.js";
 
-// Each scenario gets its own session key in the shared test database; reopen
-// closes the storage and opens the same session again, as a restarted server would.
-const factory: StorageFactory = async (use) => {
-  const session = freshSession("conformance");
-  let current: Storage = await openTestStorage(session);
-  try {
-    await use(current, async () => {
-      await current.close();
-      current = await openTestStorage(session);
-      return current;
-    });
-  } finally {
-    await current.close();
-  }
-};
+const api = { describe, it, expect };
 
 if (PG_URL) {
-  registerStorageConformance({ describe, it, expect }, "PostgresStorage", factory);
-  registerSessionConformance({ describe, it, expect }, "PostgresStorage", factory);
-  registerTaskConformance({ describe, it, expect }, "PostgresStorage", factory);
+  const factory = sessionFactory("conformance");
+  registerStorageConformance(api, "PostgresStorage", factory);
+  registerSessionConformance(api, "PostgresStorage", factory);
+  registerTaskConformance(api, "PostgresStorage", factory);
+  // Closed and reopened after every commit: the next seq, the id high-water mark and anything
+  // cached per instance are read back from the database each time.
+  registerStorageConformance(
+    api,
+    "PostgresStorage reopened after every commit",
+    sessionFactory("reopening", { reopenAfterEveryCommit: true }),
+  );
 } else it.skip(`PostgresStorage conformance: ${SKIP_REASON}`, () => undefined);

@@ -1,8 +1,7 @@
 import { registerCrashConformance, registerHarnessConformance } from "@durably/contract-tests";
-import type { Storage } from "@durably/core";
 import { describe, expect, it } from "vitest";
 import { open } from "./crash/open-child.js";
-import { freshSession, openTestStorage, PG_URL, SKIP_REASON } from "./support/server.js";
+import { PG_URL, SKIP_REASON, sessionFactory } from "./support/server.js";
 
 // The shared kill -9 suite: a real child process (node + tsx over the TypeScript
 // sources) commits through a Session into one session of the test server and is
@@ -19,19 +18,7 @@ if (PG_URL) {
   registerCrashConformance({ describe, it, expect }, "PostgresStorage", child);
   registerHarnessConformance({ describe, it }, "PostgresStorage", {
     persistent: true,
-    factory: async (use) => {
-      const session = freshSession("harness");
-      let current: Storage = await openTestStorage(session);
-      try {
-        await use(current, async () => {
-          await current.close();
-          current = await openTestStorage(session);
-          return current;
-        });
-      } finally {
-        await current.close();
-      }
-    },
+    factory: sessionFactory("harness"),
     crash: child,
   });
 } else it.skip(`PostgresStorage crash conformance: ${SKIP_REASON}`, () => undefined);

@@ -2,10 +2,11 @@ import {
   scopeKey,
   type BatchPlan,
   type CommitCall,
+  type KnownDocuments,
   type WriteConflict,
 } from "@durably/core/storage";
 import { columnText, rowCrc } from "./checksums.js";
-import { readDocumentRow, type KnownDocuments } from "./documents.js";
+import { readDocumentRow } from "./documents.js";
 import type { EncodedCall, EncodedWrite } from "./encode-writes.js";
 import type { RowReader } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";

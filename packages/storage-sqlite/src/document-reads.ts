@@ -5,6 +5,7 @@ import {
   type DocumentFilter,
   type DocumentSnapshot,
   type IdRange,
+  type KnownDocuments,
 } from "@durably/core/storage";
 import { typedDriverError, type Place } from "./driver-errors.js";
 import {
@@ -13,7 +14,6 @@ import {
   readDocumentRow,
   readRevisionRows,
   revisionsWhere,
-  type KnownDocuments,
 } from "./documents.js";
 import { orderSql } from "./record-reads.js";
 import { DOCUMENT_COLUMNS, type DocumentRow, type RowReader } from "./rows.js";
@@ -81,7 +81,7 @@ export class DocumentReads {
           const cached = at === "current" ? this.#values.get(id) : undefined;
           // Reads hand out what they return (`freshReads`): the cached value stays private.
           if (cached !== undefined) {
-            const value = { ...cached.value, value: cloneJson(cached.value.value) };
+            const value = { ...cached.current, value: cloneJson(cached.current.value) };
             return { ...snapshot, value };
           }
           const revisions = readRevisionRows(db, this.#rows, row, at);

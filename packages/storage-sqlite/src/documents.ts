@@ -2,7 +2,6 @@ import { StorageCorrupted, type DocumentContent, type Op } from "@durably/core";
 import {
   materializeRevisions,
   type CurrentValue,
-  type PlanDocument,
   type StoredRevision,
 } from "@durably/core/storage";
 import {
@@ -100,47 +99,4 @@ function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): D
     `document_revisions document_id ${documentId} seq ${r.seq}: unknown revision kind ${JSON.stringify(r.kind)}`,
     { table: "document_revisions", documentId, seq: r.seq },
   );
-}
-
-/** A live document as a commit needs it: its lifetime, the seq of its newest base and its value. */
-export interface KnownDocument extends PlanDocument {
-  retiredAt: undefined;
-  value: CurrentValue;
-}
-
-/**
- * Committed state of recently written documents, so a delta is checked
- * against (and applied to) the current value without reading the revision
- * tail back. Bounded: a miss costs one row read and one materialisation.
- */
-export class KnownDocuments {
-  readonly #documents = new Map<number, KnownDocument>();
-  readonly #limit: number;
-
-  constructor(limit = 1024) {
-    this.#limit = limit;
-  }
-
-  get(id: number): KnownDocument | undefined {
-    const known = this.#documents.get(id);
-    if (known !== undefined) {
-      // Refresh recency: Map iteration order is insertion order.
-      this.#documents.delete(id);
-      this.#documents.set(id, known);
-    }
-    return known;
-  }
-
-  set(id: number, known: KnownDocument): void {
-    this.#documents.delete(id);
-    this.#documents.set(id, known);
-    if (this.#documents.size > this.#limit) {
-      const oldest = this.#documents.keys().next();
-      if (!oldest.done) this.#documents.delete(oldest.value);
-    }
-  }
-
-  delete(id: number): void {
-    this.#documents.delete(id);
-  }
 }

@@ -6,25 +6,25 @@ import type {
   SubmissionRecord,
   TaskRecord,
 } from "@durably/core";
-import type {
-  BatchPlan,
-  CommitCall,
-  CommitOutcome,
-  ConversationFilter,
-  DocumentFilter,
-  DocumentSnapshot,
-  EntryRange,
-  IdRange,
-  Order,
-  StorageBackend,
-  StorageCapabilities,
-  StoredEntry,
-  SubmissionFilter,
-  TaskFilter,
+import {
+  KnownDocuments,
+  type BatchPlan,
+  type CommitCall,
+  type CommitOutcome,
+  type ConversationFilter,
+  type DocumentFilter,
+  type DocumentSnapshot,
+  type EntryRange,
+  type IdRange,
+  type Order,
+  type StorageBackend,
+  type StorageCapabilities,
+  type StoredEntry,
+  type SubmissionFilter,
+  type TaskFilter,
 } from "@durably/core/storage";
 import { applyCall, firstBatchConflict, type Counters, type Known } from "./apply-plans.js";
 import { DocumentReads } from "./document-reads.js";
-import { KnownDocuments } from "./documents.js";
 import { guarded } from "./driver-errors.js";
 import { encodeCall } from "./encode-writes.js";
 import { finalCheckpoint } from "./ownership.js";
@@ -107,30 +107,10 @@ export class SqliteBackend implements StorageBackend {
     const { conversations, documents } = this.#known;
     // Bounded memory: forgetting known conversations only costs a lookup later.
     if (conversations.size > 65_536) conversations.clear();
-    for (const plan of plans)
-      for (const w of plan.writes) {
-        if (w.type === "conversation") conversations.add(w.value.id);
-        else if (w.type === "document.create") {
-          const { record, content } = w;
-          documents.set(record.id, {
-            createdAt: plan.seq,
-            retiredAt: undefined,
-            currentOnly: w.currentOnly,
-            newestBaseSeq: plan.seq,
-            value: { version: content.version, value: content.value, deltasSinceBase: 0 },
-          });
-        } else if (w.type === "document.change") {
-          const before = documents.get(w.id) ?? view.answered.get(w.id);
-          if (before === undefined) continue;
-          documents.set(w.id, {
-            createdAt: before.createdAt,
-            retiredAt: undefined,
-            currentOnly: w.currentOnly,
-            newestBaseSeq: w.content.kind === "base" ? plan.seq : before.newestBaseSeq,
-            value: w.after,
-          });
-        } else if (w.type === "document.retire") documents.delete(w.id);
-      }
+    for (const plan of plans) {
+      for (const w of plan.writes) if (w.type === "conversation") conversations.add(w.value.id);
+      documents.adopt(plan, (id) => view.answered.get(id));
+    }
   }
 
   conversation(id: number): Promise<ConversationRecord | undefined> {

@@ -2,15 +2,11 @@ import type { DocumentAddress } from "@durably/core";
 import {
   scopeKey,
   type CurrentValue,
+  type KnownDocuments,
   type PlanDocument,
   type PlanView,
 } from "@durably/core/storage";
-import {
-  newestAtAddress,
-  readDocumentRow,
-  valueFromRows,
-  type KnownDocuments,
-} from "./documents.js";
+import { newestAtAddress, readDocumentRow, valueFromRows } from "./documents.js";
 import type { DocumentRow, RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
@@ -74,7 +70,7 @@ export class SqliteView implements PlanView {
 
   current(id: number): CurrentValue {
     return (
-      this.documents.get(id)?.value ??
+      this.documents.get(id)?.current ??
       valueFromRows(this.db, this.rows, this.#row(id) as DocumentRow, "current")
     );
   }

@@ -1,8 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   StorageCorrupted,
   type ConversationId,
@@ -14,7 +13,7 @@ import {
   type TaskId,
 } from "@durably/core";
 import { openSqliteStorage, type SqliteStorage } from "../src/index.js";
-import { seqRecorder, tempDir } from "./helpers.js";
+import { databasePerTest, editDatabase, openFailure, seqRecorder } from "./helpers.js";
 
 const C = 1 as ConversationId;
 const conversation: StorageWrite = { type: "conversation", value: { id: C } };
@@ -66,25 +65,17 @@ const delta: StorageWrite = {
   content: { kind: "delta", version: 1, ops: [["a", ["text"], "delta-marker-AAAA"]] },
 };
 
-let dir: ReturnType<typeof tempDir>;
-let path: string;
-let storage: SqliteStorage | undefined;
-
-beforeEach(async () => {
-  dir = tempDir();
-  path = join(dir.dir, "checked.sqlite");
-  const writer = await openSqliteStorage(path);
-  const other: StorageWrite = { type: "conversation", value: { id: 8 as ConversationId } };
-  await writer.commit(
+const other: StorageWrite = { type: "conversation", value: { id: 8 as ConversationId } };
+const database = databasePerTest("checked.sqlite", (writer) =>
+  writer.commit(
     [[conversation, fork, other, entry, task, submission, document], [delta]],
     () => {},
-  );
-  await writer.close();
-});
+  ),
+);
+let storage: SqliteStorage | undefined;
 afterEach(async () => {
   await storage?.close();
   storage = undefined;
-  dir.cleanup();
 });
 
 /**
@@ -93,17 +84,17 @@ afterEach(async () => {
  * the JSON stays valid, only its meaning changes.
  */
 function flipInFile(marker: string): void {
-  const bytes = readFileSync(path);
+  const bytes = readFileSync(database.path);
   const at = bytes.indexOf(marker);
   expect(at, `${marker} is in the file`).toBeGreaterThanOrEqual(0);
   expect(bytes.indexOf(marker, at + 1), `${marker} occurs once`).toBe(-1);
   const last = at + marker.length - 1;
   bytes[last] = (bytes[last] as number) ^ 0x03;
-  writeFileSync(path, bytes);
+  writeFileSync(database.path, bytes);
 }
 
 async function corruption(read: (s: SqliteStorage) => Promise<unknown>): Promise<StorageCorrupted> {
-  storage = await openSqliteStorage(path);
+  storage = await openSqliteStorage(database.path);
   const outcome = await read(storage).then(
     (value) => ({ value }),
     (error: unknown) => ({ error }),
@@ -177,8 +168,8 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
     async ({ table, key, marker, read }) => {
       flipInFile(marker);
       const error = await corruption(read);
-      expect(error.location).toMatchObject({ file: path, table, key });
-      expect(error.message).toContain(path);
+      expect(error.location).toMatchObject({ file: database.path, table, key });
+      expect(error.message).toContain(database.path);
       expect(error.message).toContain(table);
       expect(error.message).toMatch(/does not match its stored checksum/);
     },
@@ -218,26 +209,24 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
   ] as const)(
     "a changed seq or version column of %s, or an indexed column that no longer matches its record, is caught too",
     async (table, edit, read) => {
-      const raw = new Database(path);
-      raw.prepare(edit).run();
-      raw.close();
+      editDatabase(database.path, edit);
       const error = await corruption(read);
-      expect(error.location).toMatchObject({ file: path, table });
+      expect(error.location).toMatchObject({ file: database.path, table });
     },
   );
 
   it("a changed next_seq counter fails open with StorageCorrupted naming table metadata", async () => {
-    const raw = new Database(path);
     // Seqs going backwards would hand out seqs already used.
-    raw.prepare("UPDATE metadata SET value = 1 WHERE name = 'next_seq'").run();
-    raw.close();
-    const error = await openSqliteStorage(path).catch((e: unknown) => e);
+    editDatabase(database.path, "UPDATE metadata SET value = 1 WHERE name = 'next_seq'");
+    const error = await openFailure(database.path);
     expect(error).toBeInstanceOf(StorageCorrupted);
-    expect(error).toMatchObject({ location: { file: path, table: "metadata", key: "next_seq" } });
+    expect(error).toMatchObject({
+      location: { file: database.path, table: "metadata", key: "next_seq" },
+    });
   });
 
   it("the checksum is CRC-32 of the content, a newline, then the other columns as comma-separated JSON values", () => {
-    const raw = new Database(path, { readonly: true });
+    const raw = new Database(database.path, { readonly: true });
     const e = raw.prepare("SELECT * FROM entries WHERE id = 2").get() as Record<string, unknown>;
     expect(e.crc).toBe(crc32(`${e.record as string}\n${e.id as number},${e.commit_seq as number}`));
     const t = raw.prepare("SELECT * FROM tasks WHERE id = 3").get() as Record<string, unknown>;
@@ -256,7 +245,7 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
   });
 
   it("rows written, changed, retired and reopened read back whole with their checksums intact", async () => {
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(database.path);
     const rec = seqRecorder();
     await storage.commit(
       [
@@ -279,7 +268,7 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
     );
     expect(rec.seqs).toEqual([3, 4, 5]);
     await storage.close();
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(database.path);
     expect((await storage.task(3 as TaskId))?.abortRequested).toBe(true);
     expect((await storage.document(5 as DocumentId, 3 as Seq))?.value).toEqual({ n: 1 });
     expect(await storage.document(5 as DocumentId, "current")).toBeUndefined();

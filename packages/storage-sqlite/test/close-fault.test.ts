@@ -1,65 +1,23 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { straceSupport } from "@durably/contract-tests";
+import { describe, expect, it } from "vitest";
 import type { ConversationId } from "@durably/core";
 import { openSqliteStorage } from "../src/index.js";
-import { tempDir } from "./helpers.js";
+import { commitRoot, databasePerTest } from "./helpers.js";
 
-const STRACE = "/usr/bin/strace";
 const CHILD = fileURLToPath(new URL("./crash/close-child.ts", import.meta.url));
 const NODE_ARGS = ["--conditions=@durably/source", "--import", "tsx"];
 const COMMITS = 40;
 
-/** Why strace cannot inject faults here (not installed, ptrace not permitted), or undefined. */
-function straceProblem(): string | undefined {
-  if (!existsSync(STRACE)) return `${STRACE} is not installed`;
-  // One real injection: node opens a file that strace makes fail with EIO.
-  const target = join(tmpdir(), `durably-sqlite-strace-probe-${process.pid}`);
-  const script = `try { require("node:fs").openSync(${JSON.stringify(target)}) } catch (e) { process.exit(e.code === "EIO" ? 0 : 4) } process.exit(3)`;
-  const probe = spawnSync(
-    STRACE,
-    [
-      "-f",
-      "-qq",
-      "-o",
-      "/dev/null",
-      "-P",
-      target,
-      "-e",
-      "trace=openat",
-      "-e",
-      "inject=openat:error=EIO",
-      "--",
-      process.execPath,
-      "-e",
-      script,
-    ],
-    { encoding: "utf8", timeout: 20_000 },
-  );
-  if (probe.error) return `strace could not run: ${probe.error.message}`;
-  if (probe.status !== 0)
-    return `strace cannot inject faults here (exit ${probe.status}): ${probe.stderr.trim()}`;
-  return undefined;
-}
-
-const problem = straceProblem();
+// Whether strace can inject faults here (installed, ptrace permitted): the suites' own probe.
+const strace = straceSupport();
+const problem = strace.usable ? undefined : strace.reason;
 if (problem !== undefined) console.warn(`close fault tests skipped: ${problem}`);
 
-let dir: ReturnType<typeof tempDir>;
-let path: string;
-
-beforeEach(async () => {
-  dir = tempDir("durably-sqlite-close-");
-  path = join(dir.dir, "closing.sqlite");
-  // Created here, so the child only opens it: faults hit nothing but the close.
-  const storage = await openSqliteStorage(path);
-  await storage.commit([[{ type: "conversation", value: { id: 1 as ConversationId } }]], () => {});
-  await storage.close();
-});
-afterEach(() => dir.cleanup());
+// Created before each test, so the child only opens it: faults hit nothing but the close.
+const database = databasePerTest("closing.sqlite", commitRoot);
 
 /**
  * Runs the child under strace, failing `syscalls` with `errno` whenever they
@@ -67,8 +25,10 @@ afterEach(() => dir.cleanup());
  * synchronous mode, only the checkpoint writes and syncs that file.
  */
 function closeUnderFault(syscalls: string, errno: string): Record<string, unknown> {
+  const { path } = database;
+  if (!strace.usable) throw new Error(`strace cannot inject faults here: ${strace.reason}`);
   const run = spawnSync(
-    STRACE,
+    strace.path,
     [
       "-f",
       "-qq",
@@ -103,6 +63,7 @@ describe("close reports a failed final checkpoint (real faults through strace -e
   ])(
     "%s failing with %s on the database file makes close reject with StorageIOError naming the file, and the next open has every commit",
     async (syscalls, errno, cause) => {
+      const { path } = database;
       const report = closeUnderFault(syscalls, errno);
       expect(report).toMatchObject({
         committed: COMMITS,

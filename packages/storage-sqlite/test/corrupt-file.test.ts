@@ -1,7 +1,6 @@
 import { closeSync, openSync, writeSync } from "node:fs";
-import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   StorageCorrupted,
   type ConversationId,
@@ -10,19 +9,12 @@ import {
   type StorageWrite,
 } from "@durably/core";
 import { openSqliteStorage, type SqliteStorage } from "../src/index.js";
-import { tempDir } from "./helpers.js";
+import { databasePerTest } from "./helpers.js";
 
 const C = 1 as ConversationId;
 const ENTRIES = 400;
 
-let dir: ReturnType<typeof tempDir>;
-let path: string;
-let storage: SqliteStorage | undefined;
-
-beforeEach(async () => {
-  dir = tempDir();
-  path = join(dir.dir, "damaged.sqlite");
-  const writer = await openSqliteStorage(path);
+const database = databasePerTest("damaged.sqlite", (writer) => {
   const entries: StorageWrite[] = Array.from({ length: ENTRIES }, (_, i) => ({
     type: "entry",
     value: { id: (i + 2) as EntryId, conversationId: C, kind: "note", data: "x".repeat(300) },
@@ -32,21 +24,20 @@ beforeEach(async () => {
     record: { id: 1000 as DocumentId, kind: "notes", scope: { kind: "session" } },
     content: { kind: "base", version: 1, value: { text: "y".repeat(5000) } },
   };
-  await writer.commit(
+  return writer.commit(
     [[{ type: "conversation", value: { id: C } }, ...entries, document]],
     () => {},
   );
-  await writer.close();
 });
+let storage: SqliteStorage | undefined;
 afterEach(async () => {
   await storage?.close();
   storage = undefined;
-  dir.cleanup();
 });
 
 /** Page numbers of a table's b-tree, from SQLite's own `dbstat` view of the closed file. */
 function pagesOf(table: string): { root: number; leaves: number[]; pageSize: number } {
-  const db = new Database(path, { readonly: true });
+  const db = new Database(database.path, { readonly: true });
   const root = (
     db.prepare("SELECT rootpage FROM sqlite_master WHERE name = ?").get(table) as {
       rootpage: number;
@@ -64,7 +55,7 @@ function pagesOf(table: string): { root: number; leaves: number[]; pageSize: num
 
 /** Overwrites one whole page of the real file with garbage, as a bad sector or a stray write would. */
 function smashPage(page: number, pageSize: number): void {
-  const fd = openSync(path, "r+");
+  const fd = openSync(database.path, "r+");
   writeSync(fd, Buffer.alloc(pageSize, 0xab), 0, pageSize, (page - 1) * pageSize);
   closeSync(fd);
 }
@@ -77,7 +68,7 @@ async function failure(work: () => Promise<unknown>): Promise<StorageCorrupted> 
   expect(error).toBeInstanceOf(StorageCorrupted);
   const corrupted = error as StorageCorrupted;
   expect((corrupted.cause as { code?: string }).code).toMatch(/^SQLITE_(CORRUPT|NOTADB)/);
-  expect(corrupted.message).toContain(path);
+  expect(corrupted.message).toContain(database.path);
   return corrupted;
 }
 
@@ -85,9 +76,9 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
   it("a smashed root page of the entries table fails entry(id) with StorageCorrupted naming the file, table entries and the id", async () => {
     const { root, pageSize } = pagesOf("entries");
     smashPage(root, pageSize);
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(database.path);
     const error = await failure(() => storage!.entry(42 as EntryId));
-    expect(error.location).toEqual({ file: path, table: "entries", key: "42" });
+    expect(error.location).toEqual({ file: database.path, table: "entries", key: "42" });
     expect(error.message).toMatch(/table entries, key 42/);
   });
 
@@ -95,37 +86,37 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
     const { leaves, pageSize } = pagesOf("entries");
     expect(leaves.length).toBeGreaterThan(10);
     smashPage(leaves[Math.floor(leaves.length / 2)] as number, pageSize);
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(database.path);
     const error = await failure(async () => {
       let page = await storage!.scanEntries({ conversationId: C }, 50);
       while (page.next !== undefined)
         page = await storage!.scanEntries({ conversationId: C }, 50, page.next);
       return page;
     });
-    expect(error.location).toEqual({ file: path, table: "entries" });
+    expect(error.location).toEqual({ file: database.path, table: "entries" });
   });
 
   it("a smashed page of the document revisions fails document(id) with StorageCorrupted naming the document", async () => {
     const { root, pageSize } = pagesOf("document_revisions");
     smashPage(root, pageSize);
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(database.path);
     const error = await failure(() => storage!.document(1000 as DocumentId, "current"));
-    expect(error.location).toEqual({ file: path, table: "documents", key: "1000" });
+    expect(error.location).toEqual({ file: database.path, table: "documents", key: "1000" });
   });
 
   it("a smashed page met inside a commit rejects the commit with StorageCorrupted, and the file keeps nothing of it", async () => {
     const { root, pageSize } = pagesOf("conversations");
     smashPage(root, pageSize);
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(database.path);
     const write: StorageWrite = {
       type: "entry",
       value: { id: 5000 as EntryId, conversationId: C, kind: "note" },
     };
     const error = await failure(() => storage!.commit([[write]], () => {}));
-    expect(error.location).toEqual({ file: path });
+    expect(error.location).toEqual({ file: database.path });
     await storage.close();
     storage = undefined;
-    const raw = new Database(path, { readonly: true });
+    const raw = new Database(database.path, { readonly: true });
     expect(raw.prepare("SELECT count(*) AS n FROM entries WHERE id = 5000").get()).toEqual({
       n: 0,
     });
@@ -135,17 +126,17 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
   it("a smashed counters page fails open with StorageCorrupted naming the file, and open leaves the file as it was", async () => {
     const { root, pageSize } = pagesOf("metadata");
     smashPage(root, pageSize);
-    const error = await failure(() => openSqliteStorage(path));
-    expect(error.location).toMatchObject({ file: path });
+    const error = await failure(() => openSqliteStorage(database.path));
+    expect(error.location).toMatchObject({ file: database.path });
     // The failed open let go of the file.
-    const raw = new Database(path);
+    const raw = new Database(database.path);
     expect(raw.prepare("SELECT count(*) AS n FROM entries").get()).toEqual({ n: ENTRIES });
     raw.close();
   });
 
   it("a file whose header page is smashed fails open with StorageCorrupted naming the file", async () => {
     smashPage(1, pagesOf("entries").pageSize);
-    const error = await failure(() => openSqliteStorage(path));
-    expect(error.location).toEqual({ file: path });
+    const error = await failure(() => openSqliteStorage(database.path));
+    expect(error.location).toEqual({ file: database.path });
   });
 });

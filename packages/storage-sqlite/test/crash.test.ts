@@ -1,8 +1,9 @@
 import { join } from "node:path";
+import { Prng } from "@durably/contract-tests";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EntryRecord, Seq } from "@durably/core";
 import { openSqliteStorage, type SqliteStorage } from "../src/index.js";
-import { prng, spawnChild } from "./child-process.js";
+import { spawnChild } from "./child-process.js";
 import { COUNTER_DOC, CONVERSATION, TASK } from "./crash/workload.js";
 import { tempDir } from "./helpers.js";
 
@@ -38,14 +39,14 @@ async function allEntries(
 describe("crash: SIGKILL while committing", () => {
   it(`every acknowledged commit survives and none is half present (seed ${SEED}, ${KILLS} kills)`, async () => {
     const path = join(dir.dir, "crash.sqlite");
-    const random = prng(SEED);
+    const random = new Prng(SEED);
     const acked: Ack[] = [];
     let lastSeq = 0;
     for (let round = 0; round < KILLS; round++) {
       const child = spawnChild("commit-loop.ts", [path]);
       await child.waitFor(/^ready /);
       // Kill at a seeded random moment after the child started committing.
-      await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(random() * 180)));
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(random.next() * 180)));
       child.process.kill("SIGKILL");
       const exit = await child.exited;
       expect(
@@ -82,7 +83,7 @@ describe("crash: SIGKILL while committing", () => {
         // No commit is half present: at each stored step's seq the document says that step,
         // and the current document and task agree with the newest stored step.
         // (Each historical read replays the delta tail, so check the newest steps and a seeded sample.)
-        const checked = entries.filter((_, i) => i >= entries.length - 20 || random() < 0.05);
+        const checked = entries.filter((_, i) => i >= entries.length - 20 || random.next() < 0.05);
         for (const e of checked) {
           const doc = await storage.document(COUNTER_DOC, e.commitSeq as Seq);
           expect(doc?.value, `document at seq ${e.commitSeq}`).toEqual({

@@ -13,7 +13,7 @@ import {
 } from "@durably/core";
 import { BetterSqlite3Database, openSqliteStorage, SCHEMA_VERSION } from "../src/index.js";
 import { migrate } from "../src/schema.js";
-import { tempDir } from "./helpers.js";
+import { editDatabase, openFailure, tempDir } from "./helpers.js";
 
 const TABLES = [
   "conversations",
@@ -146,10 +146,8 @@ describe("schema and migrations", () => {
 
   it("refuses to seal a version-2 row that is already broken: StorageCorrupted naming table and key, and the file stays at version 2", async () => {
     writeVersion2File(path);
-    const old = new Database(path);
-    old.prepare("UPDATE tasks SET record = '{\"id\":4,' WHERE id = 4").run();
-    old.close();
-    const error = await openSqliteStorage(path).catch((e: unknown) => e);
+    editDatabase(path, "UPDATE tasks SET record = '{\"id\":4,' WHERE id = 4");
+    const error = await openFailure(path);
     expect(error).toBeInstanceOf(StorageCorrupted);
     expect(error).toMatchObject({ location: { file: path, table: "tasks", key: "4" } });
     const db = new Database(path, { readonly: true });
@@ -182,12 +180,11 @@ describe("schema and migrations", () => {
   it("refuses a file written by a newer schema, naming the file and both versions, and leaves it untouched", async () => {
     const storage = await openSqliteStorage(path);
     await storage.close();
-    const db = new Database(path);
-    db.prepare("INSERT INTO migrations (version, applied_at) VALUES (?, 'later')").run(
-      SCHEMA_VERSION + 1,
+    editDatabase(
+      path,
+      `INSERT INTO migrations (version, applied_at) VALUES (${SCHEMA_VERSION + 1}, 'later')`,
     );
-    db.close();
-    const error = await openSqliteStorage(path).catch((e: unknown) => e);
+    const error = await openFailure(path);
     expect(error).toBeInstanceOf(StorageVersionError);
     expect((error as Error).message).toContain(path);
     expect((error as Error).message).toContain(

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Prng } from "@durably/contract-tests";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EntryRecord } from "@durably/core";
 import { openSqliteStorage } from "../src/index.js";
-import { prng, spawnChild } from "./child-process.js";
+import { spawnChild } from "./child-process.js";
 import { tempDir } from "./helpers.js";
 
 const SEED = Number(process.env.DURABLY_TASK_CRASH_SEED ?? 0x7a5c);
@@ -18,12 +19,12 @@ describe("crash: SIGKILL while tasks run (intent, memoised effect, outcome)", ()
   it(`every task ends with exactly one outcome and each memoised effect ran at most once (seed ${SEED}, ${KILLS} kills)`, async () => {
     const path = join(dir.dir, "tasks.sqlite");
     const effectsPath = join(dir.dir, "effects.log");
-    const random = prng(SEED);
+    const random = new Prng(SEED);
     let killedMidRun = 0;
     for (let round = 0; round < KILLS; round++) {
       const child = spawnChild("tasks-child.ts", [path, effectsPath, String(TASKS)]);
       await child.waitFor(/^ready$/);
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 25)));
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(random.next() * 25)));
       child.process.kill("SIGKILL");
       const exit = await child.exited;
       if (exit.signal === "SIGKILL") killedMidRun += 1;

@@ -1,29 +1,19 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ConversationId } from "@durably/core";
 import { openSqliteStorage } from "../src/index.js";
 import { spawnChild } from "./child-process.js";
-import { tempDir } from "./helpers.js";
+import { commitRoot, databasePerTest } from "./helpers.js";
 
 const COMMITS = 60;
 /** A WAL frame: a 24-byte header and one page (the default 4096 bytes); the file starts with a 32-byte header. */
 const FRAME = 24 + 4096;
 
-let dir: ReturnType<typeof tempDir>;
-let path: string;
-
-beforeEach(async () => {
-  dir = tempDir("durably-sqlite-wal-");
-  path = join(dir.dir, "wal.sqlite");
-  const storage = await openSqliteStorage(path);
-  await storage.commit([[{ type: "conversation", value: { id: 1 as ConversationId } }]], () => {});
-  await storage.close();
-});
-afterEach(() => dir.cleanup());
+const database = databasePerTest("wal.sqlite", commitRoot);
 
 describe("WAL damage is SQLite's own recovery (a documented limit)", () => {
   it("a flipped byte in the WAL of a killed process loses that commit and every later one without an error: the survivors are a prefix", async () => {
+    const { path } = database;
     const child = spawnChild("commit-then-hold.ts", [path, String(COMMITS)]);
     await child.waitFor(/^committed /);
     child.process.kill("SIGKILL");

@@ -10,5 +10,10 @@ export {
   type LevelIteratorOptions,
   type LevelStoreOptions,
 } from "./level-store.js";
+export {
+  openLevelStorage,
+  type LevelConstructor,
+  type OpenLevelStorageOptions,
+} from "./open-level-storage.js";
 export { dumpKeys, keyRanges, type KeyRangeSummary, type StoredPair } from "./dump-keys.js";
 export { KEY_RANGES } from "./keys.js";

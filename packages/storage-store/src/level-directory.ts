@@ -3,28 +3,34 @@ import { DirectoryFiles } from "./directory-files.js";
 import { KEPT_FOLDER } from "./level-evidence.js";
 import { ioError } from "./level-errors.js";
 import { checkLiveLogs, readKeptLogs, type KeptLog, type LiveLog } from "./level-logs.js";
-import { checkLog, joinFragments } from "./leveldb/log.js";
-import { replayManifest, type ManifestState } from "./leveldb/manifest.js";
+import { readCurrent, readManifest } from "./level-current.js";
+import { resetSigns, type ResetSign } from "./level-reset.js";
+import { openableWithoutCurrent } from "./level-unborn.js";
+import type { ManifestState } from "./leveldb/manifest.js";
 import { checkTable } from "./leveldb/table.js";
-import { errno, join, nodeFs, type DirEnt } from "./node-fs.js";
+import { errno, nodeFs, type DirEnt } from "./node-fs.js";
 
 /**
- * Looks at a LevelDB directory before LevelDB opens it, synchronously, so
- * the check runs before the database's own deferred open could start.
+ * Looks at a LevelDB directory before LevelDB opens it, synchronously, at a
+ * moment no LevelDB open of this database runs (see `level-open`).
  *
- * - No directory, or only LevelDB's lock and info-log files in it: a new
- *   database, opened with `createIfMissing`.
- * - `CURRENT` present: an existing database, opened without
- *   `createIfMissing`, after its files pass the checks LevelDB skips: the
- *   MANIFEST and the live write-ahead logs read without a damaged record
- *   (`checkLog`), and every live table file of the size the MANIFEST
- *   records, with every block's checksum right (`checkTable`, unless
- *   `checkTables` is false). A file that is missing is left to LevelDB,
- *   which refuses to open without it, or deleted it itself while another
- *   process owns the database (then the open reports `StorageLocked`).
- * - Anything else (files but no `CURRENT`): refused with `StorageCorrupted`.
- *   LevelDB would create a new database there and delete the table and log
- *   files it does not know.
+ * - No directory, only LevelDB's lock and info-log files, or only what a
+ *   failed creation leaves (`level-unborn`): a new database, opened with
+ *   `createIfMissing`.
+ * - Other files but no `CURRENT`: refused with `StorageCorrupted`. LevelDB
+ *   would create a new database there and delete the table and log files it
+ *   does not know.
+ * - `CURRENT` present: it must name a MANIFEST the directory holds
+ *   (`level-current`), and no sign may show that an earlier open already
+ *   started a new database over an earlier one (`level-reset`). Then an
+ *   existing database, opened without `createIfMissing`, after its files pass
+ *   the checks LevelDB skips: the MANIFEST and the live write-ahead logs read
+ *   without a damaged record (`checkLog`), and every live table file of the
+ *   size the MANIFEST records, with every block's checksum right
+ *   (`checkTable`, unless `checkTables` is false). A file that is missing is
+ *   left to LevelDB, which refuses to open without it, or deleted it itself
+ *   while another process owns the database (then the open reports
+ *   `StorageLocked`).
  *
  * It also returns what the open needs next: the live logs with the newest
  * commit each holds, and the copies of logs an earlier open kept aside
@@ -35,9 +41,6 @@ import { errno, join, nodeFs, type DirEnt } from "./node-fs.js";
  * 22.3+); elsewhere it returns `undefined` and the database opens as its own
  * options say.
  */
-
-/** LevelDB's own files that hold no data: present after a failed or fresh open. */
-const SCAFFOLD = new Set(["LOCK", "LOG", "LOG.old"]);
 
 /** What the directory holds, for the open: the live logs and the copies of logs kept by an earlier open. */
 export interface LevelDirectory {
@@ -67,57 +70,33 @@ export function inspectLevelDirectory(
     });
   }
   const names = entries.map((e) => e.name);
-  if (!names.includes("CURRENT")) {
-    const data = names.filter((name) => !SCAFFOLD.has(name)).sort();
-    if (data.length === 0) return { create: true, live: [], kept: [] };
-    const shown = data.slice(0, 6).join(", ") + (data.length > 6 ? ", …" : "");
-    throw new StorageCorrupted(
-      `${location}: the directory holds ${data.length} file(s) (${shown}) but no CURRENT file, ` +
-        `so it is not a LevelDB database or has lost the file naming its current MANIFEST. ` +
-        `Opening it would make LevelDB start an empty database and delete the table and log files; ` +
-        `nothing was opened or changed. Restore CURRENT (one line: the newest MANIFEST-NNNNNN file name) or move the directory aside.`,
-      { file: join(location, "CURRENT") },
-    );
-  }
   const files = new DirectoryFiles(fs, location);
-  const manifest = readManifest(files);
-  // Without a readable MANIFEST LevelDB refuses to open by itself (and says why).
-  if (manifest === undefined) return { create: false, live: [], kept: [] };
+  if (!names.includes("CURRENT")) {
+    openableWithoutCurrent(files, entries);
+    return { create: true, live: [], kept: [] };
+  }
+  const current = readCurrent(files, names);
+  const manifest = current === undefined ? undefined : readManifest(files, current);
+  // CURRENT or its MANIFEST went away since the listing: a live owner, whose lock LevelDB reports.
+  if (current === undefined || manifest === undefined) return { create: false, live: [], kept: [] };
+  const signs = resetSigns(files, names, current, manifest);
+  if (signs.length > 0) throw resetFound(location, signs);
   if (options.checkTables) checkTables(files, names, manifest);
   const live = checkLiveLogs(files, entries, manifest);
   const kept = names.includes(KEPT_FOLDER) ? readKeptLogs(files, KEPT_FOLDER) : [];
   return { create: false, live, kept };
 }
 
-/**
- * The state the MANIFEST named by CURRENT describes; `undefined` when CURRENT
- * does not name a MANIFEST or a file is gone (LevelDB will report it). A
- * file that cannot be read is `StorageIOError`: the checks cannot run.
- */
-function readManifest(files: DirectoryFiles): ManifestState | undefined {
-  const current = files.read("CURRENT", "CURRENT file");
-  if (current === undefined) return undefined;
-  const text = new TextDecoder().decode(current);
-  const name = text.endsWith("\n") ? text.slice(0, -1) : "";
-  if (!/^MANIFEST-\d+$/.test(name)) return undefined;
-  const bytes = files.read(name, "MANIFEST");
-  if (bytes === undefined) return undefined;
-  const file = files.path(name);
-  const read = checkLog(bytes, true);
-  if (read.damage !== undefined)
-    throw new StorageCorrupted(
-      `${file}: record at byte ${read.damage.offset} is damaged (${read.damage.reason}); nothing was opened or changed`,
-      { file },
-    );
-  try {
-    return replayManifest(read.contents.map(joinFragments));
-  } catch (error) {
-    throw new StorageCorrupted(
-      `${file}: ${(error as Error).message}; nothing was opened or changed`,
-      { file },
-      { cause: error },
-    );
-  }
+/** Signs of an earlier reset found before LevelDB opens: refused, nothing touched. */
+function resetFound(location: string, signs: readonly ResetSign[]): StorageCorrupted {
+  return new StorageCorrupted(
+    `${location}: an earlier open started a new, empty database over an earlier one in this directory ` +
+      `(LevelDB opened with createIfMissing after CURRENT was lost, deleting the earlier database's table and log files): ` +
+      `${signs.map((s) => s.says).join("; ")}. The database there now may lack any of the earlier commits. ` +
+      `Nothing was opened or changed: restore the directory from a backup. To use the new database as it is, ` +
+      `move ${signs.map((s) => s.file).join(" and ")} out of the directory.`,
+    { file: (signs[0] as ResetSign).file },
+  );
 }
 
 /** Every live table: present, of its recorded size, every block's checksum right. */

@@ -1,11 +1,8 @@
-import { StorageCorrupted } from "@durably/core";
+import { StorageCorrupted, StorageIOError } from "@durably/core";
 import type { KeyValueOp, KeyValueStore, RangeOptions } from "./key-value-store.js";
-import { inspectLevelDirectory, type LevelDirectory } from "./level-directory.js";
 import { translate, type Place } from "./level-errors.js";
-import { dropUnusedCopies, keepLogs, releaseKept } from "./level-evidence.js";
-import type { LiveLog } from "./level-logs.js";
-import { verifyReplay, type RecoveringDatabase } from "./level-recovery.js";
-import { nodeFs, type SyncFs } from "./node-fs.js";
+import { CheckedOpen, refuseOpenedReset } from "./level-open.js";
+import { nodeFs } from "./node-fs.js";
 
 /**
  * The part of an `abstract-level` database (classic-level, memory-level,
@@ -15,7 +12,13 @@ import { nodeFs, type SyncFs } from "./node-fs.js";
 export interface LevelDatabase {
   readonly status?: string;
   readonly location?: string;
-  readonly supports?: { readonly permanence?: boolean; readonly createIfMissing?: boolean };
+  readonly supports?: {
+    readonly permanence?: boolean;
+    readonly createIfMissing?: boolean;
+    readonly events?: Readonly<Record<string, boolean>>;
+  };
+  /** A sublevel's root database (abstract-level). */
+  readonly db?: { readonly supports?: { readonly createIfMissing?: boolean } };
   open(options?: LevelOpenOptions): Promise<void>;
   close(): Promise<void>;
   get(key: string, options: LevelEncodings): Promise<string | undefined>;
@@ -24,6 +27,9 @@ export interface LevelDatabase {
     options: LevelEncodings & { sync?: boolean },
   ): Promise<void>;
   iterator(options: LevelIteratorOptions): LevelIterator;
+  /** abstract-level's events: `levelStore` runs its checks in `opening`, right before LevelDB opens. */
+  on?(event: string, listener: () => void): unknown;
+  off?(event: string, listener: () => void): unknown;
 }
 
 /** A write of raw bytes (`view` encodings): how commits a skipped log held are written again. */
@@ -75,15 +81,18 @@ const UTF8: LevelEncodings = { keyEncoding: "utf8", valueEncoding: "utf8" };
  * Adapts an `abstract-level` database, open or not, to the `KeyValueStore`
  * port. Its `close()` closes the database.
  *
- * A database that is not open yet and can create itself on disk
- * (`supports.createIfMissing`, with a `location`: classic-level) is opened
- * right here, before its own deferred open would run with
- * `createIfMissing: true`: after a look at the directory, with
- * `createIfMissing` only when it holds no database (see
- * `inspectLevelDirectory`). A directory that holds files but no `CURRENT`,
- * or a damaged write-ahead log, is refused and left untouched. Once LevelDB
- * has opened, the newest commit its logs held must be there (see
- * `verifyReplay`): LevelDB goes on without a log it fails to open.
+ * A database that can create itself on disk (`supports.createIfMissing`,
+ * with a `location`: classic-level) is opened right here, with
+ * `createIfMissing` only when the directory holds no database, after the
+ * checks of `inspectLevelDirectory`, run right before LevelDB opens (see
+ * `level-open`): a directory with files but no `CURRENT`, a damaged
+ * `CURRENT`, MANIFEST, log or table, or signs of an earlier reset are
+ * refused and left untouched. Once LevelDB has opened, the newest commit its
+ * logs held must be there (see `verifyReplay`): LevelDB goes on without a
+ * log it fails to open. A database that opened by itself before (an `await`
+ * between its constructor and this call) is used unchecked, unless its open
+ * reset the directory (`StorageCorrupted`). `openLevelStorage` constructs the
+ * database itself, so that cannot happen.
  */
 export function levelStore(db: LevelDatabase, options: LevelStoreOptions = {}): LevelStore {
   return new LevelStore(db, options);
@@ -92,10 +101,8 @@ export function levelStore(db: LevelDatabase, options: LevelStoreOptions = {}): 
 export class LevelStore implements KeyValueStore {
   readonly persistent: boolean;
   private readonly batchOptions: LevelEncodings & { sync?: boolean };
-  /** The open started by the constructor, if it started one; `open()` awaits it. */
-  private readonly opening: Promise<void> | undefined;
-  /** What the directory held before the open, when it was checked: the logs, and copies kept aside. */
-  private readonly directory: { fs: SyncFs; location: string; found: LevelDirectory } | undefined;
+  /** The checked open started by the constructor, for a database that can create itself on disk. */
+  private readonly checked: CheckedOpen | undefined;
 
   constructor(
     readonly db: LevelDatabase,
@@ -103,11 +110,7 @@ export class LevelStore implements KeyValueStore {
   ) {
     this.persistent = options.persistent ?? db.supports?.permanence === true;
     this.batchOptions = options.sync ? { ...UTF8, sync: true } : UTF8;
-    const claimed = this.claimOpen(options.checkTables !== false);
-    this.opening = claimed?.opening;
-    this.directory = claimed?.directory;
-    // Reported by open(); never an unhandled rejection if nobody opens the store.
-    this.opening?.catch(() => undefined);
+    this.checked = this.startCheckedOpen(options.checkTables !== false);
   }
 
   private get place(): Place {
@@ -115,61 +118,35 @@ export class LevelStore implements KeyValueStore {
   }
 
   /**
-   * Decides how to open a database that could create itself, synchronously:
-   * abstract-level opens a new database on its own in a microtask after its
-   * constructor, with the constructor's options, unless an `open` or `close`
-   * call comes first.
+   * Starts the open of a database that can create itself on disk
+   * (classic-level), synchronously: it must come before the database's own
+   * deferred open, which would run with `createIfMissing: true`. See
+   * `level-open`.
    */
-  private claimOpen(checkTables: boolean):
-    | {
-        opening: Promise<void>;
-        directory?: { fs: SyncFs; location: string; found: LevelDirectory };
-      }
-    | undefined {
+  private startCheckedOpen(checkTables: boolean): CheckedOpen | undefined {
     const { db } = this;
-    if (db.status === "open" || db.supports?.createIfMissing !== true) return undefined;
+    if (db.supports?.createIfMissing !== true) return undefined;
     const location = db.location;
     const fs = nodeFs();
     if (typeof location !== "string" || fs === undefined) return undefined;
-    let found: LevelDirectory | undefined;
-    let made: LiveLog[] = [];
-    try {
-      found = inspectLevelDirectory(location, { checkTables });
-      // Before LevelDB replays the logs and deletes them: the evidence if it skips one.
-      if (found !== undefined) made = keepLogs(fs, location, found.live);
-    } catch (error) {
-      // Refused: close before the deferred open can run, so nothing on disk is touched.
-      db.close().catch(() => undefined);
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as thrown by the check
-      return { opening: Promise.reject(error) };
-    }
-    if (found === undefined) return undefined;
-    const directory = { fs, location, found };
-    const opening = db.open({ createIfMissing: found.create }).then(
-      () =>
-        verifyReplay(db as unknown as RecoveringDatabase, fs, location, found).catch(
-          async (error: unknown) => {
-            await db.close().catch(() => undefined);
-            throw error;
-          },
-        ),
-      (error: unknown) => {
-        dropUnusedCopies(fs, location, made);
-        throw this.openError(error, found.create);
-      },
+    return new CheckedOpen(db, fs, location, checkTables, (error, create) =>
+      this.openError(error, create),
     );
-    return { opening, directory };
   }
 
   /** Opens the database unless it is open; a database another process holds gives `StorageLocked`. */
   async open(): Promise<void> {
-    if (this.opening !== undefined) return this.opening;
-    if (this.db.status === "open") return;
-    try {
-      await this.db.open();
-    } catch (error) {
-      throw this.openError(error, undefined);
-    }
+    if (this.checked !== undefined) return this.checked.opening;
+    if (this.db.status !== "open")
+      try {
+        await this.db.open();
+      } catch (error) {
+        throw this.openError(error, undefined);
+      }
+    // A sublevel: its parent opened itself, unchecked; at least refuse a directory it reset.
+    const parent = parentOnDisk(this.db);
+    const fs = nodeFs();
+    if (parent !== undefined && fs !== undefined) await refuseOpenedReset(this.db, fs, parent);
   }
 
   /**
@@ -178,19 +155,21 @@ export class LevelStore implements KeyValueStore {
    * hold nothing the store lacks now, and are removed.
    */
   confirmOpen(): Promise<void> {
-    const directory = this.directory;
-    if (directory === undefined) return Promise.resolve();
-    const { fs, location, found } = directory;
-    const names = new Set([
-      ...found.live.filter((log) => log.records > 0).map((log) => log.name),
-      ...found.kept.map((log) => log.name),
-    ]);
-    if (names.size > 0) releaseKept(fs, location, [...names]);
+    this.checked?.confirm();
     return Promise.resolve();
   }
 
   private openError(error: unknown, create: boolean | undefined): unknown {
     const translated = translate(error, "open", this.place, "open");
+    if (translated instanceof StorageIOError && /No space left on device/.test(messages(error)))
+      // LevelDB writes at every open, even of a cleanly closed store: say so, the error alone reads like damage.
+      return new StorageIOError(
+        `${translated.message}. ENOSPC: the file system holding ${this.db.location} is full, and LevelDB writes at every open ` +
+          `(a new MANIFEST and log, and a table of the commits in its logs), even of a cleanly closed store. ` +
+          `The open failed before LevelDB replaced or deleted any file holding data, so nothing was lost: free some space and open again.`,
+        translated.location,
+        { cause: error },
+      );
     if (translated !== error || create !== false) return translated;
     // Opened without createIfMissing because CURRENT was there; LevelDB found none after all.
     if (/does not exist/.test(messages(error)))
@@ -257,6 +236,15 @@ export class LevelStore implements KeyValueStore {
       throw translate(error, "close", this.place, "close");
     }
   }
+}
+
+/** The directory of a sublevel's root database, when it is on disk (classic-level). */
+function parentOnDisk(db: LevelDatabase): string | undefined {
+  const root = db.db;
+  if (root === undefined || root === (db as object) || root.supports?.createIfMissing !== true)
+    return undefined;
+  const location = (root as { location?: unknown }).location;
+  return typeof location === "string" ? location : undefined;
 }
 
 function describeRange(options: RangeOptions): string {

@@ -57,3 +57,19 @@ export const backends: Backend[] = [
   },
 ];
 let databases = 0;
+
+/**
+ * Runs `body` with a fresh store of `backend` (and, for a persistent one,
+ * `reopen`: the same data through a new handle); removes the store after.
+ */
+export async function withFreshStore<T>(
+  backend: Backend,
+  body: (fresh: { store: KeyValueStore; reopen?: () => KeyValueStore }) => Promise<T>,
+): Promise<T> {
+  const { cleanup, ...fresh } = backend.fresh();
+  try {
+    return await body(fresh);
+  } finally {
+    cleanup();
+  }
+}

@@ -9,7 +9,7 @@ import {
 import { StoreStorage, dumpKeys, type KeyValueStore } from "../src/index.js";
 import { crcBytes, crcText } from "../src/crc32c.js";
 import { frame, unframe } from "../src/framing.js";
-import { backends } from "./backends.js";
+import { backends, withFreshStore } from "./backends.js";
 import { framed } from "./framing-helper.js";
 
 const C = 1 as ConversationId;
@@ -87,8 +87,7 @@ for (const backend of backends) {
 for (const backend of backends.filter((b) => b.persistent)) {
   describe(`StoreStorage on ${backend.name} > checked records after reopen`, () => {
     it("one changed digit in any stored value is StorageCorrupted naming that key on the read that meets it", async () => {
-      const { store, reopen, cleanup } = backend.fresh();
-      try {
+      await withFreshStore(backend, async ({ store, reopen }) => {
         const storage = await StoreStorage.open(store);
         await storage.commit([seed], none);
         await storage.close();
@@ -123,14 +122,11 @@ for (const backend of backends.filter((b) => b.persistent)) {
           await fix.write([{ type: "put", key, value }]);
           await fix.close();
         }
-      } finally {
-        cleanup();
-      }
+      });
     });
 
     it("a store of the previous format (no checksums) is refused with StorageVersionError, and left as it was", async () => {
-      const { store, reopen, cleanup } = backend.fresh();
-      try {
+      await withFreshStore(backend, async ({ store, reopen }) => {
         await store.open?.();
         const formatOne = [
           { type: "put" as const, key: "m/format", value: "1" },
@@ -154,9 +150,7 @@ for (const backend of backends.filter((b) => b.persistent)) {
             .sort((a, b) => (a.key < b.key ? -1 : 1)),
         );
         await raw.close();
-      } finally {
-        cleanup();
-      }
+      });
     });
   });
 }

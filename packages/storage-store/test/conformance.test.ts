@@ -1,33 +1,44 @@
-import { registerSessionConformance, registerStorageConformance } from "@durably/contract-tests";
-import type { StorageFactory } from "@durably/contract-tests";
+import {
+  registerHarnessConformance,
+  registerSessionConformance,
+  registerStorageConformance,
+  registerTaskConformance,
+} from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
-import type { Storage } from "@durably/core";
-import { StoreStorage } from "../src/index.js";
-import { backends, type Backend } from "./backends.js";
+import { backends } from "./backends.js";
+import { open } from "./crash/open-child.js";
+import { storeFactory } from "./storage-factory.js";
 
-/** A fresh StoreStorage per scenario; persistent backends also get `reopen()`. */
-function factory(backend: Backend): StorageFactory {
-  return async (use) => {
-    const { store, reopen, cleanup } = backend.fresh();
-    let current: Storage = await StoreStorage.open(store);
-    try {
-      if (reopen === undefined) await use(current);
-      else
-        await use(current, async () => {
-          // One owner at a time (LevelDB holds a lock): close the current instance before opening again.
-          await current.close();
-          current = await StoreStorage.open(reopen());
-          return current;
-        });
-    } finally {
-      await current.close();
-      cleanup();
-    }
-  };
-}
+const api = { describe, it, expect };
 
 for (const backend of backends) {
   const name = `StoreStorage on ${backend.name}`;
-  registerStorageConformance({ describe, it, expect }, name, factory(backend));
-  registerSessionConformance({ describe, it, expect }, name, factory(backend));
+  const factory = storeFactory(backend);
+  registerStorageConformance(api, name, factory);
+  registerSessionConformance(api, name, factory);
+  registerTaskConformance(api, name, factory);
+  registerHarnessConformance(api, name, {
+    factory,
+    persistent: backend.persistent,
+    // The SIGKILL scenarios need a store a child process can open by path: LevelDB on disk.
+    ...(backend.name === "classic-level"
+      ? {
+          crash: {
+            childModule: new URL("./crash/open-child.ts", import.meta.url),
+            open,
+            nodeArgs: ["--conditions=@durably/source", "--import", "tsx"],
+          },
+        }
+      : {}),
+  });
 }
+
+// LevelDB closed and reopened after every commit: the caches, the next seq and the id
+// high-water mark are rebuilt from the database each time, so one never written shows up.
+const classicLevel = backends.find((b) => b.name === "classic-level");
+if (classicLevel === undefined) throw new Error("the classic-level backend is missing");
+registerStorageConformance(
+  api,
+  "StoreStorage on classic-level reopened after every commit",
+  storeFactory(classicLevel, { reopenAfterEveryCommit: true }),
+);

@@ -6,7 +6,7 @@ import {
   type StorageWrite,
 } from "@durably/core";
 import { StoreStorage, type KeyValueStore } from "../src/index.js";
-import { backends } from "./backends.js";
+import { backends, withFreshStore } from "./backends.js";
 
 const seed: StorageWrite[] = [
   { type: "conversation", value: { id: 1 as ConversationId } },
@@ -67,8 +67,7 @@ for (const backend of backends.filter((b) => b.persistent)) {
       edit: (store: KeyValueStore) => Promise<void>,
       check: (storage: StoreStorage) => Promise<void>,
     ) {
-      const { store, reopen, cleanup } = backend.fresh();
-      try {
+      await withFreshStore(backend, async ({ store, reopen }) => {
         const storage = await StoreStorage.open(store);
         await storage.commit([seed, [delta]], () => undefined);
         await storage.close();
@@ -86,9 +85,7 @@ for (const backend of backends.filter((b) => b.persistent)) {
             await reopened.close();
           }
         } else await check(reopened as never);
-      } finally {
-        cleanup();
-      }
+      });
     }
 
     for (const [key, read] of cases) {

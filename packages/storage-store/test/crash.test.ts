@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { rmSync } from "node:fs";
+import { Prng } from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
 import type { ConversationId, EntryRecord } from "@durably/core";
 import { tempDir } from "./backends.js";
@@ -8,18 +9,6 @@ import { open } from "./crash/open-child.js";
 
 const SEED = Number(process.env.DURABLY_CRASH_SEED ?? 20240601);
 const KILLS = Number(process.env.CRASH_ITERATIONS ?? 6);
-
-/** mulberry32: the kill moments are reproducible from the seed printed on failure. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 interface Ack {
   seq: number;
@@ -53,13 +42,13 @@ describe("StoreStorage on classic-level > crash (SIGKILL while committing)", () 
   it(`${KILLS} kills at seeded random moments: every acknowledged commit is present, none is half present, seqs and ids only grow`, async () => {
     const dir = tempDir();
     const path = join(dir, "db");
-    const random = prng(SEED);
+    const random = new Prng(SEED);
     const acked: Ack[] = [];
     let lastSeq = 0;
     try {
       for (let kill = 0; kill < KILLS; kill++) {
-        const delay = Math.floor(20 + random() * 400);
-        const acks = await runAndKill(path, Math.floor(random() * 2 ** 31), delay);
+        const delay = Math.floor(20 + random.next() * 400);
+        const acks = await runAndKill(path, Math.floor(random.next() * 2 ** 31), delay);
         acked.push(...acks);
         const where = `seed ${SEED}, kill ${kill} after ${delay} ms`;
 

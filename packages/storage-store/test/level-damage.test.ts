@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, truncateSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ClassicLevel } from "classic-level";
+import { Prng } from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
 import { StorageCorrupted } from "@durably/core";
 import { tempDir } from "./backends.js";
@@ -8,7 +9,6 @@ import {
   damage,
   largest,
   openOnce,
-  prng,
   reopenAndRead,
   restore,
   snapshot,
@@ -99,13 +99,13 @@ describe("StoreStorage on classic-level > a damaged write-ahead log", () => {
 /** Damages `file` at seeded positions, reopening from the same snapshot each time; every outcome must be StorageCorrupted or a prefix. */
 async function seeded(location: string, ext: string, kind: Damage, seed: number): Promise<void> {
   const pristine = snapshot(location);
-  const random = prng(seed);
+  const random = new Prng(seed);
   const tally = { corrupted: 0, prefix: 0 };
   for (let trial = 0; trial < TRIALS; trial++) {
     restore(location, pristine);
     const file = largest(location, ext);
-    const at = Math.floor(random() * readFileSync(file).length);
-    const what = damage(file, kind, at, Math.floor(random() * 8));
+    const at = Math.floor(random.next() * readFileSync(file).length);
+    const what = damage(file, kind, at, Math.floor(random.next() * 8));
     const where = `seed ${seed}, trial ${trial}: ${basename(file)} ${what}`;
     let outcome: Outcome;
     try {

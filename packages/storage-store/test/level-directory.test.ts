@@ -1,11 +1,11 @@
-import { mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { describe, expect, it } from "vitest";
 import { StorageCorrupted } from "@durably/core";
 import { StoreStorage, levelStore } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { A, openOnce, reopenAndRead, snapshot, writeCommits } from "./level-files.js";
+import { A, damage, openOnce, reopenAndRead, snapshot, writeCommits } from "./level-files.js";
 
 /** A temp dir with a LevelDB location inside; removed after `run`. */
 async function inTemp(run: (location: string) => Promise<void>): Promise<void> {
@@ -83,6 +83,74 @@ describe("levelStore on classic-level > a directory without CURRENT", () => {
       await writeCommits(location, 30, { compact: true });
       await openOnce(location);
       expect(await reopenAndRead(location, 30)).toEqual({ prefix: 30 });
+    });
+  });
+});
+
+describe("levelStore on classic-level > a damaged CURRENT", () => {
+  /** A store of 30 commits in tables and a fresh log; returns the MANIFEST name CURRENT holds. */
+  async function storeWithCurrent(location: string): Promise<string> {
+    await writeCommits(location, 30, { compact: true });
+    await openOnce(location);
+    return readFileSync(join(location, "CURRENT"), "utf8").trimEnd();
+  }
+
+  async function refusal(location: string): Promise<StorageCorrupted> {
+    const error = await StoreStorage.open(levelStore(new ClassicLevel(location))).catch(
+      (e: unknown) => e,
+    );
+    expect(error, String(error)).toBeInstanceOf(StorageCorrupted);
+    return error as StorageCorrupted;
+  }
+
+  it("a flipped bit in CURRENT is StorageCorrupted naming CURRENT, every file byte-identical; writing back the MANIFEST name it suggests opens every commit", async () => {
+    await inTemp(async (location) => {
+      const manifest = await storeWithCurrent(location);
+      const current = join(location, "CURRENT");
+      // Bit 3 of the "-" in "MANIFEST-": "MANIFEST%000004".
+      damage(current, "flip", 8, 3);
+      expect(readFileSync(current, "utf8")).toBe(`${manifest.replace("-", "%")}\n`);
+      const before = snapshot(location);
+
+      const error = await refusal(location);
+      expect(error.location.file).toBe(current);
+      expect(error.message).toContain(
+        `${current}: CURRENT should hold the name of the current MANIFEST`,
+      );
+      expect(error.message).toContain(JSON.stringify(`${manifest.replace("-", "%")}\n`));
+      expect(error.message).toContain(`printf '${manifest}\\n' > CURRENT`);
+      expect(snapshot(location)).toEqual(before);
+
+      writeFileSync(current, `${manifest}\n`);
+      expect(await reopenAndRead(location, 30)).toEqual({ prefix: 30 });
+    });
+  });
+
+  it("a CURRENT without its newline is StorageCorrupted naming CURRENT, nothing opened", async () => {
+    await inTemp(async (location) => {
+      const manifest = await storeWithCurrent(location);
+      const current = join(location, "CURRENT");
+      writeFileSync(current, manifest);
+      const before = snapshot(location);
+      const error = await refusal(location);
+      expect(error.location.file).toBe(current);
+      expect(error.message).toContain(JSON.stringify(manifest));
+      expect(snapshot(location)).toEqual(before);
+    });
+  });
+
+  it("a CURRENT naming a MANIFEST the directory lacks is StorageCorrupted naming CURRENT and the MANIFEST the directory holds", async () => {
+    await inTemp(async (location) => {
+      const manifest = await storeWithCurrent(location);
+      const current = join(location, "CURRENT");
+      writeFileSync(current, "MANIFEST-000099\n");
+      const before = snapshot(location);
+      const error = await refusal(location);
+      expect(error.location.file).toBe(current);
+      expect(error.message).toContain(
+        `${current}: CURRENT names MANIFEST-000099, which is not in the directory (it holds ${manifest})`,
+      );
+      expect(snapshot(location)).toEqual(before);
     });
   });
 });

@@ -10,18 +10,6 @@ import { StoreStorage, levelStore, type LevelStoreOptions } from "../src/index.j
  * snapshots to prove a refused open touched nothing.
  */
 
-/** mulberry32: damage positions are reproducible from the seed printed on failure. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 export const A = 1 as ConversationId;
 export const B = 2 as ConversationId;
 export const DOC = 3 as DocumentId;

@@ -17,7 +17,7 @@ import {
   type KeyValueStore,
   type RangeOptions,
 } from "../src/index.js";
-import { backends } from "./backends.js";
+import { backends, withFreshStore } from "./backends.js";
 
 /** A pass-through port that counts writes and can fail the next one (fault injection at the port). */
 class CountingStore implements KeyValueStore {
@@ -432,8 +432,7 @@ for (const backend of backends) {
   if (backend.persistent) {
     describe(`StoreStorage on ${backend.name} > reopen`, () => {
       it("keeps seqs, the id high-water mark and every record across reopen", async () => {
-        const { store, reopen, cleanup } = backend.fresh();
-        try {
+        await withFreshStore(backend, async ({ store, reopen }) => {
           const first = await StoreStorage.open(store);
           expect(first.capabilities.persistent).toBe(true);
           await first.commit([[conversation(1), entry(2), doc(3)], [set(3, "x")]], noReceive);
@@ -449,23 +448,18 @@ for (const backend of backends) {
             value: { text: "x" },
           });
           await second.close();
-        } finally {
-          cleanup();
-        }
+        });
       });
 
       it("refuses to open a non-empty store that is not a Durably store", async () => {
-        const { store, reopen, cleanup } = backend.fresh();
-        try {
+        await withFreshStore(backend, async ({ store, reopen }) => {
           await store.open?.();
           await store.write([{ type: "put", key: "user/data", value: "1" }]);
           await store.close();
           await expect(StoreStorage.open((reopen as () => KeyValueStore)())).rejects.toBeInstanceOf(
             StorageCorrupted,
           );
-        } finally {
-          cleanup();
-        }
+        });
       });
     });
   }

@@ -82,7 +82,7 @@ describe("npm test's system setup", () => {
       "sudo apt-get install -y --no-install-recommends postgresql, or set DURABLY_PG_URL=postgres://user:password@host:port/database",
     );
     const summary = formatSummary(statuses);
-    expect(summary).toContain("npm test: 4 suites skipped, 2 system tools missing");
+    expect(summary).toContain("npm test: 6 suites skipped, 2 system tools missing");
     expect(summary).toContain(
       "    skipped: @durably/storage-store: IndexedDB in headless Chromium (test/indexeddb.test.ts)",
     );

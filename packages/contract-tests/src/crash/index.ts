@@ -16,3 +16,5 @@ export type {
 } from "./types.js";
 export { CrashCheckFailed } from "./failure.js";
 export type { CrashRule } from "./failure.js";
+export { Prng } from "./prng.js";
+export { straceSupport, type StraceSupport } from "./strace-support.js";

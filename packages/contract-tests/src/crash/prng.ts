@@ -1,6 +1,8 @@
 /**
  * A small seeded generator (mulberry32) so a failing kill schedule can be
- * replayed with `CRASH_SEED`. Not for anything but test schedules.
+ * replayed with `CRASH_SEED`. Not for anything but test schedules; exported
+ * so adapters' own seeded tests (kill moments, damage positions) use the
+ * same generator instead of a copy.
  */
 export class Prng {
   private state: number;

@@ -10,6 +10,7 @@ import {
   type HarnessChildMessage,
 } from "./protocol.js";
 import {
+  COMPACTION_QUESTIONS,
   PROGRESS_WINDOW_MS,
   QUESTION,
   REQUEST_ID,
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
     tools: scenarioTools("child", {
       running: (name, api) => send({ type: "tool-running", name, attempt: api.attempt }),
       executed: () => undefined,
+      committing: () => send({ type: "committing" }),
     }),
     settings: { progress: { persistWithinMs: PROGRESS_WINDOW_MS }, retry: CHILD_RETRY },
     onError: (error, where) => send({ type: "failed", error: `${where}: ${String(error)}` }),
@@ -50,7 +52,13 @@ async function main(): Promise<void> {
   const root = await harness.root();
   let shown = -1;
   let retrying = false;
+  let summary = -1;
   root.watch((view) => {
+    const compaction = view.live.compaction?.text.length ?? 0;
+    if (compaction !== summary) {
+      summary = compaction;
+      if (compaction > 0) send({ type: "summary", length: compaction });
+    }
     const length = view.live.generation?.text.length ?? 0;
     if (length !== shown) {
       shown = length;
@@ -63,8 +71,24 @@ async function main(): Promise<void> {
     }
   });
   send({ type: "ready" });
-  const submission = await root.submit({ type: "input", content: QUESTION, requestId: REQUEST_ID });
-  send({ type: "submitted", submissionId: submission.id });
+  if (config.scenario === "compaction") {
+    // Two answered turns, then a compaction keeping the last one: killed while its summary streams.
+    let last = 0;
+    for (const question of COMPACTION_QUESTIONS) {
+      const submission = await root.submit({ type: "input", content: question });
+      await submission.wait();
+      last = submission.id;
+    }
+    send({ type: "submitted", submissionId: last });
+    void root.compact({ keepLastTurns: 1 }).catch(() => undefined);
+  } else {
+    const submission = await root.submit({
+      type: "input",
+      content: QUESTION,
+      requestId: REQUEST_ID,
+    });
+    send({ type: "submitted", submissionId: submission.id });
+  }
   // Runs until killed: the parent decides when. A blocked tool holds no
   // handle and the session's progress timer is unref'd, so keep the loop alive.
   setInterval(() => undefined, 60_000);

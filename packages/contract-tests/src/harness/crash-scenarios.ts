@@ -1,6 +1,7 @@
 import { Harness, ROOT_CONVERSATION_ID, type Storage, type SubmissionRecord } from "@durably/core";
 import { sleep, withTempStorage } from "../crash/temp-storage.js";
 import { HarnessChild } from "./child-process.js";
+import { checkAgentStored, isAgentCrash, resumeAgentCrash } from "./crash-agent.js";
 import { checkStoredAfterKill, kinds, SLACK_MS, type StoredWait } from "./crash-checks.js";
 import { check, checkTranscript } from "./invariants.js";
 import type { HarnessChildMessage } from "./protocol.js";
@@ -35,6 +36,8 @@ export interface HarnessCrashOptions {
 
 /** Streamed characters the child shows before the "stream" kill. */
 const KILL_AFTER_CHARS = 600;
+/** Summary characters the child shows before the "compaction" kill. */
+const KILL_AFTER_SUMMARY = 150;
 
 /** Waits for the scenario's moment in the child. */
 async function untilMoment(child: HarnessChild, scenario: CrashScenario): Promise<void> {
@@ -42,6 +45,16 @@ async function untilMoment(child: HarnessChild, scenario: CrashScenario): Promis
     await child.waitFor(
       `${KILL_AFTER_CHARS} streamed characters`,
       (m): m is HarnessChildMessage => m.type === "text" && m.length >= KILL_AFTER_CHARS,
+    );
+  } else if (scenario === "compaction") {
+    await child.waitFor(
+      `${KILL_AFTER_SUMMARY} characters of the summary`,
+      (m): m is HarnessChildMessage => m.type === "summary" && m.length >= KILL_AFTER_SUMMARY,
+    );
+  } else if (scenario === "tool-commit") {
+    await child.waitFor(
+      "the tool inside its second api.commit",
+      (m): m is HarnessChildMessage => m.type === "committing",
     );
   } else if (scenario === "retry-wait") {
     await child.waitFor(
@@ -83,6 +96,23 @@ export async function runCrashScenario(
       await untilMoment(child, scenario);
     } finally {
       killedAt = await child.kill();
+    }
+
+    if (isAgentCrash(scenario)) {
+      const stored = await options.open(path);
+      try {
+        await checkAgentStored(stored, scenario);
+      } finally {
+        await stored.close();
+      }
+      await resumeAgentCrash(() => options.open(path), scenario, id, models);
+      const reopened = await options.open(path);
+      try {
+        await checkTranscript(reopened, ROOT_CONVERSATION_ID, `${scenario}: after resuming`);
+      } finally {
+        await reopened.close();
+      }
+      return;
     }
 
     // ---- what storage kept, before anything resumes ------------------------

@@ -88,3 +88,10 @@ export async function checkTranscript(
     check(count === 1, () => `${when}: tool call ${id} has ${count} results, expected 1`);
   return calls;
 }
+
+/** The stored value of a session document, read from storage itself. */
+export async function storedSessionDoc(storage: Storage, kind: string): Promise<unknown> {
+  const record = await storage.findDocument({ kind, scope: { kind: "session" } }, "current");
+  if (!record) return undefined;
+  return (await storage.document(record.id, "current"))?.value;
+}

@@ -23,6 +23,10 @@ export type HarnessChildMessage = { durablyHarness: 1; at: number } & (
   | { type: "tool-running"; name: string; attempt: number }
   /** `live.retry` is stored: the generation waits to make `attempt` at `retryAt`. */
   | { type: "retry-waiting"; attempt: number; retryAt: number }
+  /** A watch frame showed this much of the compaction's streamed summary. */
+  | { type: "summary"; length: number }
+  /** The "book" tool is inside its second `api.commit` callback, where it stays. */
+  | { type: "committing" }
   | { type: "failed"; error: string }
 );
 

@@ -41,13 +41,22 @@ const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
     scenario: "retry-wait",
     name: "killed while waiting to retry a failed model call: the wait resumes, the run answers once, the failed attempt leaves no entry",
   },
+  {
+    scenario: "compaction",
+    name: "killed while a compaction's summary streams: no marker is stored; on reopen it runs again and stores one whole summary",
+  },
+  {
+    scenario: "tool-commit",
+    name: "killed inside a tool's api.commit: none of that commit is stored; the rerun skips the recorded commit and memo and commits the rest once",
+  },
 ];
 
 /**
  * Registers the harness conformance suite for one backend: runs through a
  * real Harness over the adapter, and, with `crash`, runs killed by SIGKILL
- * at the four moments that matter (mid-stream, mid safe tool, mid unsafe
- * tool, mid retry wait) and resumed on reopen.
+ * at the moments that matter (mid-stream, mid safe tool, mid unsafe tool,
+ * mid retry wait, mid compaction summary, inside a tool's `api.commit`)
+ * and resumed on reopen.
  */
 export function registerHarnessConformance(
   api: HarnessTestApi,

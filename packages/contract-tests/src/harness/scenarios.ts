@@ -1,8 +1,14 @@
 import { contentText, Harness, ROOT_CONVERSATION_ID, type Storage } from "@durably/core";
 import type { Reopen } from "../storage/api.js";
 import { check, checkTranscript, storedDoc } from "./invariants.js";
+import { agentScenarios } from "./agent-scenarios.js";
+import { compactionScenarios } from "./compaction-scenarios.js";
+import { contextScenarios } from "./context-scenarios.js";
+import { convenienceScenarios } from "./convenience-scenarios.js";
 import { livenessScenarios } from "./liveness-scenarios.js";
 import { modelScenarios } from "./model-scenarios.js";
+import { toolScenarios } from "./tool-scenarios.js";
+import { usageScenarios } from "./usage-scenarios.js";
 import { scenarioTools, scriptId, type HarnessModelFactory } from "./scripts.js";
 
 export interface HarnessScenario {
@@ -191,9 +197,19 @@ const runScenarios: readonly HarnessScenario[] = [
   },
 ];
 
-/** Every in-process harness scenario: runs, model failures and names, then liveness (nothing waits forever). */
+/**
+ * Every in-process harness scenario: runs, model failures and names,
+ * per-conversation agents, the usage ledger, what the model sees,
+ * compaction, tools v2, the conveniences, then liveness (nothing waits forever).
+ */
 export const harnessScenarios: readonly HarnessScenario[] = [
   ...runScenarios,
   ...modelScenarios,
+  ...agentScenarios,
+  ...usageScenarios,
+  ...contextScenarios,
+  ...compactionScenarios,
+  ...toolScenarios,
+  ...convenienceScenarios,
   ...livenessScenarios,
 ];

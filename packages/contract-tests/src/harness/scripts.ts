@@ -1,4 +1,5 @@
 import {
+  defineDoc,
   defineTool,
   ScriptedModel,
   type JsonObject,
@@ -10,7 +11,22 @@ import {
 } from "@durably/core";
 
 /** The crash scenarios: where the child is when it is killed. */
-export type CrashScenario = "stream" | "safe-tool" | "unsafe-tool" | "retry-wait";
+export type CrashScenario =
+  "stream" | "safe-tool" | "unsafe-tool" | "retry-wait" | "compaction" | "tool-commit";
+
+/** The summary the "compaction" scenario's model gives: long enough to kill the child while it streams. */
+export const CRASH_SUMMARY = `The user asked two questions (q1, q2) and both were answered. ${Array.from({ length: 150 }, (_, i) => `fact${i}`).join(" ")}.`;
+
+/** The questions the "compaction" child asks before it compacts. */
+export const COMPACTION_QUESTIONS = ["q1", "q2"] as const;
+
+/** The app document the "tool-commit" scenario's tool writes through `api.commit`. */
+export const Bookings = defineDoc<{ items: string[] }, "conversation">({
+  kind: "app.bookings",
+  version: 1,
+  scope: "conversation",
+  initial: () => ({ items: [] }),
+});
 
 /**
  * What a scenario's model answers: scripted turns (`ScriptedModel`'s
@@ -69,6 +85,24 @@ export function scenarioScript(
   side: "child" | "parent",
   id: string,
 ): ModelScript {
+  if (scenario === "compaction")
+    return {
+      id,
+      turns: [{ text: "a1" }, { text: "a2" }, { text: "a3" }],
+      options:
+        side === "child"
+          ? { summary: CRASH_SUMMARY, chunkSize: 3, chunkDelayMs: 3 }
+          : { summary: CRASH_SUMMARY, chunkSize: 3 },
+    };
+  if (scenario === "tool-commit")
+    return {
+      id,
+      turns: [
+        { text: "booking ", toolCalls: [{ name: "book", arguments: {} }] },
+        { text: "2 + 3 = 5" },
+      ],
+      options: { chunkSize: 3 },
+    };
   const tool = scenario === "safe-tool" ? "fetch" : scenario === "unsafe-tool" ? "charge" : "add";
   const args: JsonObject = tool === "add" ? { a: 2, b: 3 } : { amount: 5 };
   const first: ScriptedTurn = {
@@ -95,6 +129,10 @@ export interface ToolHooks {
   running(name: string, api: ToolApi): void;
   /** Called when the parent's copy of an unsafe tool runs (it must never run again). */
   executed(name: string, attempt: number): void;
+  /** Called inside the "book" tool's second `api.commit`, before the child's copy blocks in it. */
+  committing?(): void;
+  /** Called each time the "book" tool really runs an effect (a commit callback or its memo). */
+  effect?(what: string, attempt: number): void;
 }
 
 function blockUntilAborted(api: ToolApi): Promise<never> {
@@ -140,5 +178,41 @@ export function scenarioTools(side: "child" | "parent", hooks: ToolHooks): Tool[
         return { content: `${name} finished on attempt ${api.attempt}` };
       },
     });
-  return [add, slow("fetch", "safe"), slow("charge", "unsafe")];
+  return [add, slow("fetch", "safe"), slow("charge", "unsafe"), bookTool(side, hooks)];
+}
+
+/**
+ * "book" (safe): commits "first" (key), takes a memo, then commits
+ * "second" (key); the child's copy blocks inside that second commit
+ * callback, so the child is killed in the middle of an `api.commit`.
+ */
+function bookTool(side: "child" | "parent", hooks: ToolHooks): Tool {
+  const book = (item: string) => async (api: ToolApi, block: boolean) =>
+    api.commit(
+      async (tx) => {
+        hooks.effect?.(`commit ${item}`, api.attempt);
+        (await tx.doc(Bookings, api.conversationId)).items.push(item);
+        await tx.appendEntry(api.conversationId, { kind: "app.booked", data: { item } });
+        if (block) {
+          hooks.committing?.();
+          await new Promise<never>(() => undefined); // held in the commit until the kill
+        }
+      },
+      { key: item },
+    );
+  return defineTool({
+    name: "book",
+    description: "Book in two steps",
+    parameters: { type: "object" },
+    replay: "safe",
+    execute: async (_args, api) => {
+      await book("first")(api, false);
+      const ref = await api.memo("ref", () => {
+        hooks.effect?.("memo ref", api.attempt);
+        return `ref-${api.attempt}`;
+      });
+      await book("second")(api, side === "child");
+      return { content: `booked with ${ref}` };
+    },
+  });
 }

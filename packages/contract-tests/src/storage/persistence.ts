@@ -1,4 +1,4 @@
-import type { DocumentId, EntryId, Seq, TaskId } from "@durably/core";
+import type { Batch, DocumentId, EntryId, Seq, SubmissionId, TaskId } from "@durably/core";
 import {
   commitAll,
   commitOne,
@@ -12,6 +12,7 @@ import {
   ROOT,
   scenario,
   show,
+  submission,
   task,
   type RuleGroup,
   type ScenarioContext,
@@ -40,6 +41,58 @@ function persistent(context: ScenarioContext): boolean {
       "the storage declares capabilities.persistent but the factory passed no reopen() to use()",
     );
   return true;
+}
+
+/**
+ * A task and a submission replaced twice in one commit call, both
+ * replacements in one batch or one in each of two batches: reads before and
+ * after reopen give the last value. An adapter that appends each write and
+ * picks "the" record of a call on open must pick the last one.
+ */
+function replacedTwiceInOneCall(shape: "one batch" | "two batches") {
+  return scenario(
+    `a task and a submission replaced twice in one commit call (${shape}) reopen with the last value`,
+    async (context) => {
+      if (!persistent(context)) return;
+      const { check } = context;
+      const [t, s] = await mintIds(context.storage, 2);
+      const version = (checkpoint: string, status: "queued" | "placed"): Batch => [
+        task(t!, ROOT, { state: { status: "running", checkpoint } }),
+        submission(s!, ROOT, { status, requestId: `request ${checkpoint}` }),
+      ];
+      await commitOne(check, context.storage, [conversation(ROOT), ...version("first", "queued")]);
+      const second = version("second", "queued");
+      const third = version("third", "placed");
+      if (shape === "one batch")
+        await commitOne(check, context.storage, [...second, ...third], "commit both replacements");
+      else await commitAll(check, context.storage, [second, third], "commit both replacements");
+      const last = async (storage: typeof context.storage) => ({
+        task: (await storage.task(t as TaskId))?.state,
+        submission: await storage.submission(s as SubmissionId),
+      });
+      const expected = {
+        task: { status: "running", checkpoint: "third" },
+        submission: {
+          id: s,
+          conversationId: ROOT,
+          type: "input",
+          status: "placed",
+          requestId: "request third",
+        },
+      };
+      check.equal(
+        await last(context.storage),
+        expected,
+        `task ${t} and submission ${s} before reopen`,
+      );
+      const reopened = await check.resolves(context.reopen(), "reopen");
+      check.equal(
+        await last(reopened),
+        expected,
+        `task ${t} and submission ${s} after reopen (replaced twice in one call, ${shape})`,
+      );
+    },
+  );
 }
 
 export const persistence: RuleGroup = {
@@ -128,5 +181,7 @@ export const persistence: RuleGroup = {
         `documents ${r} (rewindable, retired at ${s3}) and ${c} (current-only) after reopen`,
       );
     }),
+    replacedTwiceInOneCall("one batch"),
+    replacedTwiceInOneCall("two batches"),
   ],
 };

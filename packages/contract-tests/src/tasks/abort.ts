@@ -1,7 +1,20 @@
-import type { TaskId } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
-import { createTask, entryKinds, Fanout, ownedBy, Spawner, stored, until } from "./definitions.js";
+import { Fanout, Spawner } from "./definitions.js";
 import { gateName, openGate } from "./gates.js";
+import {
+  aborted,
+  completed,
+  completingOwner,
+  createTask,
+  entryKinds,
+  ownedBy,
+  shutDown,
+  spawnedChild,
+  stored,
+  until,
+  untilStatus,
+  checkState,
+} from "./steps.js";
 
 export const abortAndCompleting: TaskRuleGroup = {
   rule: "abort and completing",
@@ -15,18 +28,11 @@ export const abortAndCompleting: TaskRuleGroup = {
           policy: "allSettled",
           holdMs: 60_000,
         });
-        await until(
-          `fanout ${id} is waiting`,
-          async () => (await stored(session, id)).state.status === "waiting",
-        );
+        await untilStatus(session, id, "waiting", `fanout ${id} is waiting`);
         check.same(await scheduler.abortTask(id), true, `abortTask(${id}) on a live task`);
         await scheduler.waitForIdle();
         const owner = await stored(session, id);
-        check.equal(
-          owner.state,
-          { status: "terminal", outcome: { kind: "aborted", reason: "fanout aborted" } },
-          `owner ${id} final state`,
-        );
+        check.equal(owner.state, aborted("fanout aborted"), `owner ${id} final state`);
         const children = (await session.read.scanTasks({ owner: id, order: "ascending" }, 10))
           .items;
         check.same(children.length, 2, "two children");
@@ -34,10 +40,7 @@ export const abortAndCompleting: TaskRuleGroup = {
           check.same(child.abortRequested, true, `child ${child.id} abortRequested`);
           check.equal(
             child.state,
-            {
-              status: "terminal",
-              outcome: { kind: "aborted", reason: `leaf ${child.id} aborted` },
-            },
+            aborted(`leaf ${child.id} aborted`),
             `child ${child.id} final state`,
           );
           check.ok(
@@ -45,8 +48,7 @@ export const abortAndCompleting: TaskRuleGroup = {
             `child ${child.id} ended (${child.endedAt}) before its owner (${owner.endedAt})`,
           );
         }
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -54,26 +56,18 @@ export const abortAndCompleting: TaskRuleGroup = {
       async ({ open, check }) => {
         const { session, scheduler } = await open();
         const gates = [gateName("one"), gateName("two")];
-        const owner = await createTask(session, Spawner, {
-          children: gates.map((gate) => ({ kind: "held" as const, gate })),
-          then: "complete",
-        });
-        await until(`owner ${owner} is completing`, async () => {
-          return (await stored(session, owner)).state.status === "completing";
-        });
+        const owner = await completingOwner(session, gates);
         check.same(await scheduler.abortTask(owner), true, `abortTask(${owner}) while completing`);
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, owner)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+        await checkState(
+          check,
+          session,
+          owner,
+          completed("spawner done"),
           `owner ${owner} kept the outcome it held`,
         );
         for (const child of await ownedBy(session, owner))
-          check.equal(
-            child.state,
-            { status: "terminal", outcome: { kind: "aborted", reason: "held aborted" } },
-            `owned task ${child.id} was aborted`,
-          );
+          check.equal(child.state, aborted("held aborted"), `owned task ${child.id} was aborted`);
         check.equal(await entryKinds(session), [], "the owner's abort handler never ran");
         check.same(
           await scheduler.abortTask(owner),
@@ -81,8 +75,7 @@ export const abortAndCompleting: TaskRuleGroup = {
           "a second abortTask reports it terminal",
         );
         for (const gate of gates) openGate(gate);
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -95,10 +88,7 @@ export const abortAndCompleting: TaskRuleGroup = {
           then: "hold",
           gate: hold,
         });
-        await until(`owner ${owner} spawned its child`, async () => {
-          return (await ownedBy(session, owner)).length === 1;
-        });
-        const child = (await ownedBy(session, owner))[0]?.id as TaskId;
+        const child = await spawnedChild(session, owner);
         check.same(await scheduler.abortTask(owner), true, `abortTask(${owner})`);
         // Its phase sees the abort and gives its slot back (pending) while the child drains.
         await until(`inspect() shows owner ${owner} parked, waiting on child ${child}`, () => {
@@ -117,16 +107,17 @@ export const abortAndCompleting: TaskRuleGroup = {
         );
         openGate(childAbort);
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, owner)).state,
-          { status: "terminal", outcome: { kind: "aborted", reason: "spawner aborted" } },
+        await checkState(
+          check,
+          session,
+          owner,
+          aborted("spawner aborted"),
           `owner ${owner} final state`,
         );
         check.equal(await entryKinds(session), ["abort-handler"], "its abort handler ran once");
         openGate(hold);
         openGate(childGate);
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
   ],

@@ -1,17 +1,18 @@
-import { defineTask, Scheduler } from "@durably/core";
+import { defineTask } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
+import { Held, Leaf, Steps } from "./definitions.js";
+import { gateName, openGate } from "./gates.js";
 import {
+  aborted,
   createTask,
   entryKinds,
-  Held,
-  Leaf,
+  idleScheduler,
+  orphaned,
   ownedBy,
-  Steps,
-  stored,
+  shutDown,
   terminalWithin,
-  until,
-} from "./definitions.js";
-import { gateName, openGate } from "./gates.js";
+  untilStatus,
+} from "./steps.js";
 
 /** Leaf as a newer deploy defines it: same kind, version 2. */
 const LeafV2 = defineTask({ ...Leaf, version: 2 });
@@ -35,29 +36,20 @@ export const blocked: TaskRuleGroup = {
         await first.scheduler.stop();
         const { session } = first;
         const id = await createTask(session, Leaf, { fail: false });
-        const scheduler = new Scheduler(session, [Steps]);
-        await scheduler.start();
-        await scheduler.waitForIdle();
+        const scheduler = await idleScheduler(session, [Steps]);
         check.same(scheduler.inspect().blocked[0]?.id, id, `task ${id} is reported blocked`);
         check.same(await scheduler.abortTask(id), true, `abortTask(${id}) on a blocked task`);
         const task = await terminalWithin(scheduler, session, id, "the aborted blocked task");
         check.equal(
           task.state,
-          {
-            status: "terminal",
-            outcome: {
-              kind: "orphaned",
-              reason: 'no task definition registered for kind "conformance.leaf"',
-            },
-          },
+          orphaned('no task definition registered for kind "conformance.leaf"'),
           `task ${id} final state`,
         );
         check.ok(typeof task.endedAt === "number", `endedAt stamped: ${task.endedAt}`);
         check.same(task.startedAt, undefined, `task ${id} never ran (startedAt unset)`);
         check.equal(scheduler.inspect().tasks, [], "inspect() lists no live task");
         check.same(await scheduler.abortTask(id), false, "a second abortTask reports it terminal");
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -67,9 +59,7 @@ export const blocked: TaskRuleGroup = {
         await first.scheduler.stop();
         const { session } = first;
         const id = await createTask(session, LeafV2, { fail: false });
-        const scheduler = new Scheduler(session, [Leaf]);
-        await scheduler.start();
-        await scheduler.waitForIdle();
+        const scheduler = await idleScheduler(session, [Leaf]);
         check.equal(
           scheduler.inspect().blocked.map((t) => [t.id, t.status, t.blocked]),
           [
@@ -85,18 +75,11 @@ export const blocked: TaskRuleGroup = {
         const task = await terminalWithin(scheduler, session, id, "the aborted newer-version task");
         check.equal(
           task.state,
-          {
-            status: "terminal",
-            outcome: {
-              kind: "orphaned",
-              reason: "stored at version 2, newer than the registered definition (version 1)",
-            },
-          },
+          orphaned("stored at version 2, newer than the registered definition (version 1)"),
           `task ${id} final state (version 1's abort handler, which says "leaf ${id} aborted", must not run)`,
         );
         check.same(task.version, 2, `task ${id} keeps the version it was stored at`);
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -108,26 +91,14 @@ export const blocked: TaskRuleGroup = {
         const child = await session.commit((tx) =>
           tx.createTask(Held, { gate }, { ownership: { kind: "task", taskId: owner } }),
         );
-        await until(`child ${child} runs`, async () => {
-          return (await stored(session, child)).state.status === "running";
-        });
+        await untilStatus(session, child, "running", `child ${child} runs`);
         check.same(await scheduler.abortTask(owner), true, `abortTask(${owner})`);
         const ended = await terminalWithin(scheduler, session, owner, "the aborted blocked owner");
         const [kid] = await ownedBy(session, owner);
-        check.equal(
-          kid?.state,
-          { status: "terminal", outcome: { kind: "aborted", reason: "held aborted" } },
-          `child ${child} was aborted first`,
-        );
+        check.equal(kid?.state, aborted("held aborted"), `child ${child} was aborted first`);
         check.equal(
           ended.state,
-          {
-            status: "terminal",
-            outcome: {
-              kind: "orphaned",
-              reason: 'no task definition registered for kind "conformance.absent"',
-            },
-          },
+          orphaned('no task definition registered for kind "conformance.absent"'),
           `owner ${owner} final state`,
         );
         check.ok(
@@ -136,8 +107,7 @@ export const blocked: TaskRuleGroup = {
         );
         openGate(gate);
         check.equal(await entryKinds(session), [], "no task code of the owner ran");
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
   ],

@@ -1,11 +1,18 @@
-import type { Session, TaskId, TaskRecord } from "@durably/core";
+import type { TaskRecord } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
 import type { Check } from "../storage/support.js";
-import { Awaiter, createTask, Spawner, stored, until, Waiter, ownedBy } from "./definitions.js";
+import { Awaiter, Spawner, Waiter } from "./definitions.js";
 import { gateName, openGate } from "./gates.js";
-
-const isWaiting = (session: Session, id: TaskId) => async () =>
-  (await stored(session, id)).state.status === "waiting";
+import {
+  completed,
+  createTask,
+  shutDown,
+  spawnedChild,
+  stored,
+  until,
+  untilStatus,
+  checkState,
+} from "./steps.js";
 
 /** The task ended `faulted` with a TaskFaulted that says its wait closes a cycle. */
 function checkCycleFault(check: Check, task: TaskRecord, what: string): void {
@@ -31,17 +38,18 @@ export const cycles: TaskRuleGroup = {
         const a = await createTask(session, Waiter, { gate: ga });
         const b = await createTask(session, Waiter, { gate: gb });
         openGate(ga, [b]);
-        await until(`task ${a} waits on task ${b}`, isWaiting(session, a));
+        await untilStatus(session, a, "waiting", `task ${a} waits on task ${b}`);
         openGate(gb, [a]); // b's wait would close the cycle a -> b -> a
         await scheduler.waitForIdle();
         checkCycleFault(check, await stored(session, b), "the closing waiter");
-        check.equal(
-          (await stored(session, a)).state,
-          { status: "terminal", outcome: { kind: "completed", value: ["faulted"] } },
+        await checkState(
+          check,
+          session,
+          a,
+          completed(["faulted"]),
           `task ${a}, whose wait was first, resumed once task ${b} faulted`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -54,24 +62,20 @@ export const cycles: TaskRuleGroup = {
           then: "hold",
           gate: gOwner,
         });
-        await until(`owner ${owner} spawned its child`, async () => {
-          return (await ownedBy(session, owner)).length === 1;
-        });
-        const child = (await ownedBy(session, owner))[0]?.id as TaskId;
+        const child = await spawnedChild(session, owner);
         openGate(gChild, [owner]);
-        await until(`child ${child} ended`, async () => {
-          return (await stored(session, child)).state.status === "terminal";
-        });
+        await untilStatus(session, child, "terminal", `child ${child} ended`);
         checkCycleFault(check, await stored(session, child), "the child waiting on its owner");
         openGate(gOwner);
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, owner)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+        await checkState(
+          check,
+          session,
+          owner,
+          completed("spawner done"),
           `owner ${owner} ended with its own outcome`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -85,31 +89,29 @@ export const cycles: TaskRuleGroup = {
           then: "hold",
           gate: gOwner,
         });
-        await until(`owner ${owner} spawned its child`, async () => {
-          return (await ownedBy(session, owner)).length === 1;
-        });
-        const child = (await ownedBy(session, owner))[0]?.id as TaskId;
+        const child = await spawnedChild(session, owner);
         openGate(gChild, [a]); // owner -> child -> a: no cycle yet
-        await until(`child ${child} waits on task ${a}`, isWaiting(session, child));
+        await untilStatus(session, child, "waiting", `child ${child} waits on task ${a}`);
         openGate(ga, [owner]); // a -> owner -> (owns) child -> a
-        await until(`task ${a} ended`, async () => {
-          return (await stored(session, a)).state.status === "terminal";
-        });
+        await untilStatus(session, a, "terminal", `task ${a} ended`);
         checkCycleFault(check, await stored(session, a), "the waiter closing the cycle");
         openGate(gOwner);
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, child)).state,
-          { status: "terminal", outcome: { kind: "completed", value: ["faulted"] } },
+        await checkState(
+          check,
+          session,
+          child,
+          completed(["faulted"]),
           `child ${child} resumed once task ${a} faulted`,
         );
-        check.equal(
-          (await stored(session, owner)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+        await checkState(
+          check,
+          session,
+          owner,
+          completed("spawner done"),
           `owner ${owner} ended once its child did`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -120,17 +122,18 @@ export const cycles: TaskRuleGroup = {
         const a = await createTask(session, Waiter, { gate: ga });
         const b = await createTask(session, Awaiter, { gate: gb });
         openGate(ga, [b]);
-        await until(`task ${a} waits on task ${b}`, isWaiting(session, a));
+        await untilStatus(session, a, "waiting", `task ${a} waits on task ${b}`);
         openGate(gb, a); // b's phase awaits a in memory: a waits on b
         await scheduler.waitForIdle();
         checkCycleFault(check, await stored(session, b), "the task whose in-memory wait closes it");
-        check.equal(
-          (await stored(session, a)).state,
-          { status: "terminal", outcome: { kind: "completed", value: ["faulted"] } },
+        await checkState(
+          check,
+          session,
+          a,
+          completed(["faulted"]),
           `task ${a} resumed once task ${b} faulted`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -148,13 +151,14 @@ export const cycles: TaskRuleGroup = {
         openGate(ga, [b]); // a's wait on b closes a -> b -> a
         await scheduler.waitForIdle();
         checkCycleFault(check, await stored(session, a), "the durable waiter closing it");
-        check.equal(
-          (await stored(session, b)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "faulted" } },
+        await checkState(
+          check,
+          session,
+          b,
+          completed("faulted"),
           `task ${b}'s rt.waitForTask resolved with task ${a} faulted`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
   ],

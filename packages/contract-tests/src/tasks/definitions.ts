@@ -3,13 +3,9 @@ import {
   defineTask,
   ROOT_CONVERSATION_ID,
   type Json,
-  type Scheduler,
-  type Session,
   type TaskAbortHandler,
   type TaskCheckpoint,
   type TaskId,
-  type TaskToken,
-  type TaskRecord,
   type WaitPolicy,
 } from "@durably/core";
 import { holdAt } from "./gates.js";
@@ -61,19 +57,25 @@ export const Steps = defineTask({
   abort: () => "aborted on request",
 });
 
-/** Finishes at once: completed, or failed when its input says so. */
+/**
+ * Finishes at once: completed, or failed when its input says so. With
+ * `gate`, it first holds there until the scenario opens it (a child that is
+ * live for exactly as long as the scenario needs, whatever the machine's load).
+ */
 export const Leaf = defineTask({
   name: "conformance.leaf",
   version: 1,
-  initial: (input: { fail: boolean; holdMs?: number }) => ({
+  initial: (input: { fail: boolean; holdMs?: number; gate?: string }) => ({
     phase: "run",
     fail: input.fail,
     holdMs: input.holdMs ?? 0,
+    gate: input.gate ?? null,
   }),
   phases: {
     run: async (task, rt) => {
+      if (task.checkpoint.gate !== null) await holdAt(task.checkpoint.gate, rt.signal);
       // A negative hold makes rt.sleep throw: how the scenarios get a phase that throws.
-      if (task.checkpoint.holdMs !== 0) await rt.sleep(task.checkpoint.holdMs);
+      else if (task.checkpoint.holdMs !== 0) await rt.sleep(task.checkpoint.holdMs);
       await rt.commit(() =>
         task.checkpoint.fail
           ? {
@@ -90,15 +92,24 @@ export const Leaf = defineTask({
   abort: (task) => `leaf ${task.id} aborted`,
 });
 
-/** Spawns Leaf children, waits on them per its policy, then reports their outcome kinds. */
+/**
+ * Spawns Leaf children, waits on them per its policy, then reports their
+ * outcome kinds. The children that do not fail hold `holdMs`, or at `gate`.
+ */
 export const Fanout = defineTask({
   name: "conformance.fanout",
   version: 1,
-  initial: (input: { fails: boolean[]; policy: "allSettled" | "failFast"; holdMs?: number }) => ({
+  initial: (input: {
+    fails: boolean[];
+    policy: "allSettled" | "failFast";
+    holdMs?: number;
+    gate?: string;
+  }) => ({
     phase: "spawn",
     fails: input.fails,
     policy: input.policy,
     holdMs: input.holdMs ?? 0,
+    gate: input.gate ?? null,
     children: [] as TaskId[],
   }),
   phases: {
@@ -109,7 +120,13 @@ export const Fanout = defineTask({
           children.push(
             await tx.createTask(
               Leaf,
-              { fail, holdMs: fail ? 0 : task.checkpoint.holdMs },
+              fail
+                ? { fail }
+                : {
+                    fail,
+                    holdMs: task.checkpoint.holdMs,
+                    ...(task.checkpoint.gate === null ? {} : { gate: task.checkpoint.gate }),
+                  },
               { ownership: { kind: "task", taskId: task.id } },
             ),
           );
@@ -272,66 +289,3 @@ export const Spawner = defineTask({
 });
 
 export const DEFINITIONS = [Steps, Leaf, Fanout, Held, Waiter, Awaiter, Spawner];
-
-export function createTask<I extends Json>(
-  session: Session,
-  definition: TaskToken<I>,
-  input: I,
-): Promise<TaskId> {
-  return session.commit((tx) =>
-    tx.createTask(definition, input, { ownership: { kind: "ownerless" }, conversationId: ROOT }),
-  );
-}
-
-export async function stored(session: Session, id: TaskId): Promise<TaskRecord> {
-  const task = await session.read.task(id);
-  if (!task) throw new Error(`task ${id} is not stored`);
-  return task;
-}
-
-export async function entryKinds(session: Session): Promise<string[]> {
-  const page = await session.read.scanEntries({ conversationId: ROOT, order: "ascending" }, 1000);
-  return page.items.map((e) => e.kind);
-}
-
-export async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-/** The owned tasks of `owner`, ascending. */
-export async function ownedBy(session: Session, owner: TaskId): Promise<TaskRecord[]> {
-  return (await session.read.scanTasks({ owner, order: "ascending" }, 100)).items;
-}
-
-/**
- * The task's terminal record, or a failure naming the task and how it was
- * left when `timeoutMs` passed (a task that never ends must fail the
- * scenario, not hang the suite).
- */
-export async function terminalWithin(
-  scheduler: Scheduler,
-  session: Session,
-  id: TaskId,
-  what: string,
-  timeoutMs = 5_000,
-): Promise<TaskRecord> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    return await scheduler.waitForTask(id, { signal });
-  } catch (error) {
-    if (!signal.aborted) throw error;
-    const task = await session.read.task(id);
-    throw new Error(
-      `${what}: task ${id} did not end within ${timeoutMs} ms; it is ${JSON.stringify(task?.state)} (abortRequested ${String(task?.abortRequested)})`,
-      { cause: error },
-    );
-  }
-}

@@ -1,5 +1,14 @@
 import { taskScenario, type TaskRuleGroup } from "./api.js";
-import { createTask, entryKinds, Scratch, Steps, stored, Leaf } from "./definitions.js";
+import { Leaf, Scratch, Steps } from "./definitions.js";
+import {
+  checkState,
+  completed,
+  createTask,
+  entryKinds,
+  shutDown,
+  stored,
+  storedStatuses,
+} from "./steps.js";
 
 export const lifecycle: TaskRuleGroup = {
   rule: "lifecycle",
@@ -8,19 +17,11 @@ export const lifecycle: TaskRuleGroup = {
       "a multi-phase task runs pending -> running -> terminal, each phase's writes stored with its checkpoint, task documents retired",
       async ({ open, check }) => {
         const { session, scheduler } = await open();
-        const statuses: string[] = [];
-        session.subscribeCommits((event) => {
-          for (const write of event.writes)
-            if (write.type === "task") statuses.push(write.value.state.status);
-        });
+        const statuses = storedStatuses(session);
         const id = await createTask(session, Steps, { label: "one" });
         await scheduler.waitForIdle();
         const task = await stored(session, id);
-        check.equal(
-          task.state,
-          { status: "terminal", outcome: { kind: "completed", value: "one" } },
-          `task ${id} final state`,
-        );
+        check.equal(task.state, completed("one"), `task ${id} final state`);
         check.equal(
           statuses,
           ["pending", "running", "running", "running", "running", "running", "terminal"],
@@ -45,8 +46,7 @@ export const lifecycle: TaskRuleGroup = {
           undefined,
           "the task document retired with the terminal commit",
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -55,8 +55,10 @@ export const lifecycle: TaskRuleGroup = {
         const { session, scheduler } = await open();
         const failed = await createTask(session, Leaf, { fail: true });
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, failed)).state,
+        await checkState(
+          check,
+          session,
+          failed,
           {
             status: "terminal",
             outcome: { kind: "failed", error: { name: "LeafFailed", message: `leaf ${failed}` } },
@@ -72,8 +74,7 @@ export const lifecycle: TaskRuleGroup = {
             state.outcome.error.name === "TypeError",
           `task ${bad}, whose phase threw a TypeError, is faulted with it: ${JSON.stringify(state)}`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
   ],

@@ -1,19 +1,20 @@
 import { defineTask, Scheduler, Session, type TaskId, type TaskRecord } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
+import { DEFINITIONS, Fanout, Held, Leaf, Steps } from "./definitions.js";
+import { gateName, openGate } from "./gates.js";
 import {
+  completed,
+  completingOwner,
   createTask,
-  DEFINITIONS,
   entryKinds,
-  Fanout,
-  Held,
-  Leaf,
+  idleScheduler,
   ownedBy,
-  Spawner,
-  Steps,
+  restarted,
+  shutDown,
   stored,
   until,
-} from "./definitions.js";
-import { gateName, openGate } from "./gates.js";
+  checkState,
+} from "./steps.js";
 
 /** Steps whose effect phase no longer holds: what the restarted process runs. */
 const StepsNoHold = defineTask({
@@ -40,14 +41,12 @@ export const recovery: TaskRuleGroup = {
           (JSON.stringify((await stored(first.session, id)).memos) ?? "").includes("done"),
         );
         await first.scheduler.stop(); // the phase is cut short: the task stays running
-        let session = first.session;
-        if (reopen) {
-          await first.session.close();
-          session = await Session.open(await reopen());
-        } // else not persistent: a new scheduler over the same session recovers the same way
+        const session = await restarted(first.session, reopen);
         const checkpoint = { phase: "effect", label: "again", holdMs: 60_000 };
-        check.equal(
-          (await stored(session, id)).state,
+        await checkState(
+          check,
+          session,
+          id,
           { status: "running", checkpoint },
           `task ${id} as stored at reopen`,
         );
@@ -69,18 +68,13 @@ export const recovery: TaskRuleGroup = {
         );
         await scheduler.waitForIdle();
         const task = await stored(session, id);
-        check.equal(
-          task.state,
-          { status: "terminal", outcome: { kind: "completed", value: "again" } },
-          `task ${id} final state`,
-        );
+        check.equal(task.state, completed("again"), `task ${id} final state`);
         check.equal(
           await entryKinds(session),
           ["intent", "outcome"],
           "the intent phase ran once, the outcome once",
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -89,9 +83,7 @@ export const recovery: TaskRuleGroup = {
         const first = await open();
         await first.scheduler.stop();
         const id = await createTask(first.session, Leaf, { fail: false });
-        const blocked = new Scheduler(first.session, [Steps]);
-        await blocked.start();
-        await blocked.waitForIdle();
+        const blocked = await idleScheduler(first.session, [Steps]);
         check.equal(
           blocked.inspect().blocked.map((t) => [t.id, t.status, t.blocked]),
           [[id, "pending", 'no task definition registered for kind "conformance.leaf"']],
@@ -102,16 +94,9 @@ export const recovery: TaskRuleGroup = {
         if (!reopen) return;
         const session = await Session.open(await reopen());
         check.equal((await stored(session, id)).state.status, "pending", `task ${id} after reopen`);
-        const scheduler = new Scheduler(session, [Leaf]);
-        await scheduler.start();
-        await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, id)).state,
-          { status: "terminal", outcome: { kind: "completed", value: id } },
-          `task ${id} once registered`,
-        );
-        await scheduler.stop();
-        await session.close();
+        const scheduler = await idleScheduler(session, [Leaf]);
+        await checkState(check, session, id, completed(id), `task ${id} once registered`);
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -119,13 +104,7 @@ export const recovery: TaskRuleGroup = {
       async ({ open, reopen, check }) => {
         const first = await open();
         const gate = gateName("child");
-        const owner = await createTask(first.session, Spawner, {
-          children: [{ kind: "held", gate }],
-          then: "complete",
-        });
-        await until(`owner ${owner} is completing`, async () => {
-          return (await stored(first.session, owner)).state.status === "completing";
-        });
+        const owner = await completingOwner(first.session, [gate]);
         await first.scheduler.stop();
         // What a crash right after the child's terminal commit leaves: a process
         // that cannot finalize the owner (its kind is not registered there) runs
@@ -135,17 +114,9 @@ export const recovery: TaskRuleGroup = {
         openGate(gate, "ended");
         await partial.waitForIdle();
         await partial.stop();
-        let session = first.session;
-        if (reopen) {
-          await first.session.close();
-          session = await Session.open(await reopen());
-        }
+        const session = await restarted(first.session, reopen);
         const [child] = await ownedBy(session, owner);
-        check.equal(
-          child?.state,
-          { status: "terminal", outcome: { kind: "completed", value: "ended" } },
-          "the owned task ended before the restart",
-        );
+        check.equal(child?.state, completed("ended"), "the owned task ended before the restart");
         check.same(
           (await stored(session, owner)).state.status,
           "completing",
@@ -157,15 +128,14 @@ export const recovery: TaskRuleGroup = {
         const ended = await stored(session, owner);
         check.equal(
           ended.state,
-          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+          completed("spawner done"),
           `owner ${owner} finalized with the outcome it held`,
         );
         check.ok(
           (ended.endedAt as number) >= (child?.endedAt as number),
           `owner ended (${ended.endedAt}) after its child (${child?.endedAt})`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -173,19 +143,9 @@ export const recovery: TaskRuleGroup = {
       async ({ open, reopen, check }) => {
         const first = await open();
         const gate = gateName("child");
-        const owner = await createTask(first.session, Spawner, {
-          children: [{ kind: "held", gate }],
-          then: "complete",
-        });
-        await until(`owner ${owner} is completing`, async () => {
-          return (await stored(first.session, owner)).state.status === "completing";
-        });
+        const owner = await completingOwner(first.session, [gate]);
         await first.scheduler.stop(); // the child's phase is cut short: it stays running
-        let session = first.session;
-        if (reopen) {
-          await first.session.close();
-          session = await Session.open(await reopen());
-        }
+        const session = await restarted(first.session, reopen);
         const scheduler = new Scheduler(session, DEFINITIONS);
         await scheduler.start();
         const [child] = await ownedBy(session, owner);
@@ -199,18 +159,21 @@ export const recovery: TaskRuleGroup = {
         );
         openGate(gate, "ended late");
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, child?.id as TaskId)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "ended late" } },
+        await checkState(
+          check,
+          session,
+          child?.id as TaskId,
+          completed("ended late"),
           `child ${child?.id} final state`,
         );
-        check.equal(
-          (await stored(session, owner)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "spawner done" } },
+        await checkState(
+          check,
+          session,
+          owner,
+          completed("spawner done"),
           `owner ${owner} finalized once its child ended`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
   ],

@@ -1,17 +1,19 @@
 import type { TaskRecord } from "@durably/core";
 import { taskScenario, type TaskRuleGroup } from "./api.js";
+import { Fanout, Held, Leaf, Waiter } from "./definitions.js";
+import { gateName, openGate } from "./gates.js";
 import {
+  aborted,
+  completed,
   createTask,
   entryKinds,
-  Fanout,
-  Held,
-  Leaf,
+  shutDown,
   stored,
+  storedStatuses,
   terminalWithin,
-  until,
-  Waiter,
-} from "./definitions.js";
-import { gateName, openGate } from "./gates.js";
+  untilStatus,
+  checkState,
+} from "./steps.js";
 
 export const waiting: TaskRuleGroup = {
   rule: "waiting",
@@ -25,39 +27,46 @@ export const waiting: TaskRuleGroup = {
           policy: "allSettled",
         });
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, id)).state,
-          {
-            status: "terminal",
-            outcome: { kind: "completed", value: ["completed", "failed", "completed"] },
-          },
+        await checkState(
+          check,
+          session,
+          id,
+          completed(["completed", "failed", "completed"]),
           `fanout ${id} saw every child settled`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
       "failFast resumes on the first failure while other children still run",
       async ({ open, check }) => {
         const { session, scheduler } = await open();
+        // The slow child holds at a gate, not for a time: it is live until the fanout has resumed.
+        const gate = gateName("slow child");
         const id = await createTask(session, Fanout, {
           fails: [false, true],
           policy: "failFast",
-          holdMs: 100,
+          gate,
         });
-        await scheduler.waitForIdle();
-        const state = (await stored(session, id)).state;
-        check.equal(
-          state,
-          {
-            status: "terminal",
-            outcome: { kind: "completed", value: ["live", "failed"] },
-          },
-          `fanout ${id} resumed before its slow child ended, then held completing until it did`,
+        const outcome = { kind: "completed" as const, value: ["live", "failed"] };
+        await untilStatus(session, id, "completing", `fanout ${id} resumed and holds completing`);
+        await checkState(
+          check,
+          session,
+          id,
+          { status: "completing", outcome },
+          `fanout ${id} resumed on the failure while its slow child still ran, then held completing`,
         );
-        await scheduler.stop();
-        await session.close();
+        openGate(gate);
+        await scheduler.waitForIdle();
+        await checkState(
+          check,
+          session,
+          id,
+          { status: "terminal", outcome },
+          `fanout ${id} ended with its held outcome once its slow child did`,
+        );
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -69,12 +78,12 @@ export const waiting: TaskRuleGroup = {
         const gate = gateName("live");
         const live = await createTask(session, Held, { gate });
         const waiter = await createTask(session, Waiter, { on: [done, live] });
-        await until(`task ${waiter} waits`, async () => {
-          return (await stored(session, waiter)).state.status === "waiting";
-        });
+        await untilStatus(session, waiter, "waiting", `task ${waiter} waits`);
         await new Promise((resolve) => setTimeout(resolve, 20));
-        check.equal(
-          (await stored(session, waiter)).state,
+        await checkState(
+          check,
+          session,
+          waiter,
           {
             status: "waiting",
             checkpoint: {
@@ -91,13 +100,14 @@ export const waiting: TaskRuleGroup = {
         );
         openGate(gate, "released");
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, waiter)).state,
-          { status: "terminal", outcome: { kind: "completed", value: ["completed", "completed"] } },
+        await checkState(
+          check,
+          session,
+          waiter,
+          completed(["completed", "completed"]),
           `task ${waiter} resumed once task ${live} ended`,
         );
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario(
@@ -107,16 +117,10 @@ export const waiting: TaskRuleGroup = {
         const gate = gateName("other");
         const other = await createTask(session, Held, { gate });
         const waiter = await createTask(session, Waiter, { on: [other] });
-        await until(`task ${waiter} waits on task ${other}`, async () => {
-          return (await stored(session, waiter)).state.status === "waiting";
-        });
+        await untilStatus(session, waiter, "waiting", `task ${waiter} waits on task ${other}`);
         check.same(await scheduler.abortTask(waiter), true, `abortTask(${waiter})`);
         const ended = await terminalWithin(scheduler, session, waiter, "the aborted waiter");
-        check.equal(
-          ended.state,
-          { status: "terminal", outcome: { kind: "aborted", reason: "waiter aborted" } },
-          `task ${waiter} final state`,
-        );
+        check.equal(ended.state, aborted("waiter aborted"), `task ${waiter} final state`);
         const left: TaskRecord = await stored(session, other);
         check.ok(
           left.state.status === "running" && !left.abortRequested,
@@ -124,37 +128,29 @@ export const waiting: TaskRuleGroup = {
         );
         openGate(gate, "on its own");
         await scheduler.waitForIdle();
-        check.equal(
-          (await stored(session, other)).state,
-          { status: "terminal", outcome: { kind: "completed", value: "on its own" } },
+        await checkState(
+          check,
+          session,
+          other,
+          completed("on its own"),
           `task ${other} final state`,
         );
         check.equal(await entryKinds(session), ["abort-handler"], "the waiter's handler ran once");
-        await scheduler.stop();
-        await session.close();
+        await shutDown(scheduler, session);
       },
     ),
     taskScenario("a wait on an empty list resumes on the next pass", async ({ open, check }) => {
       const { session, scheduler } = await open();
-      const statuses: string[] = [];
-      session.subscribeCommits((event) => {
-        for (const write of event.writes)
-          if (write.type === "task") statuses.push(write.value.state.status);
-      });
+      const statuses = storedStatuses(session);
       const id = await createTask(session, Waiter, { on: [] });
       await scheduler.waitForIdle();
-      check.equal(
-        (await stored(session, id)).state,
-        { status: "terminal", outcome: { kind: "completed", value: [] } },
-        `task ${id} final state`,
-      );
+      await checkState(check, session, id, completed([]), `task ${id} final state`);
       check.equal(
         statuses,
         ["pending", "running", "waiting", "running", "terminal"],
         `task ${id}'s stored states (create, reserve, wait on [], resume, report)`,
       );
-      await scheduler.stop();
-      await session.close();
+      await shutDown(scheduler, session);
     }),
   ],
 };

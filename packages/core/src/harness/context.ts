@@ -21,35 +21,53 @@ export function contextStart(entries: readonly EntryRecord[]): EntryId | undefin
   return marker?.head;
 }
 
+/** Assistant messages that ended this way stay in the transcript but are never sent again. */
+const UNSENT: ReadonlySet<string> = new Set(["aborted", "error"]);
+
 /**
  * What the model sees of a transcript (context derivation).
  *
  * `entries` is the visible transcript in ascending id order: all of it, or
  * any suffix that starts at or before the newest head marker's `head`.
- * - Only entries from the newest head marker's `head` on count; a marker
- *   starts a fresh context, so edits carried by earlier entries no longer apply.
+ * - The newest entry carrying a head marker (a compaction) decides: its
+ *   own messages (the summary) come first, then every entry from its
+ *   `head` (the first kept entry) on, in id order, that is not itself a
+ *   head marker: the kept entries, then what came after the marker. An
+ *   older marker in that range is left out (a newer marker supersedes it),
+ *   also when the newer one keeps entries from before the older one's range:
+ *   those are then seen as they were, and the older summary is not.
  * - `edits` of the counted entries apply in entry order (a later edit of
  *   the same entry wins): `omit` hides the target's messages, `replace`
- *   swaps them.
+ *   swaps them. A marker starts a fresh context, so edits before it no
+ *   longer apply.
+ * - Assistant messages that ended `aborted` or `error` are left out, and
+ *   with them their tool calls (and so those calls' results).
  * - Each tool result is placed right after the assistant message holding
  *   its call, in call order; a call without a result gets a synthetic error
  *   result; a result whose call is not in view is left out (model APIs
  *   refuse a result without its call), and so is a second result of a call.
  */
 export function deriveContext(entries: readonly EntryRecord[]): Message[] {
-  const start = contextStart(entries);
+  let marker: EntryRecord | undefined;
+  for (const entry of entries)
+    if (entry.head !== undefined && (!marker || entry.id > marker.id)) marker = entry;
+  const start = marker?.head;
   const window = start === undefined ? entries : entries.filter((e) => e.id >= start);
 
   const edited = new Map<number, Message[] | null>();
-  for (const entry of window)
+  const own = (entry: EntryRecord): readonly Message[] | null | undefined =>
+    edited.has(entry.id) ? edited.get(entry.id) : entry.model;
+  for (const entry of marker ? [marker, ...window] : window)
     for (const edit of entry.edits ?? [])
       edited.set(edit.entryId, edit.type === "omit" ? null : edit.model);
 
   const messages: Message[] = [];
-  for (const entry of window) {
-    const own = edited.has(entry.id) ? edited.get(entry.id) : entry.model;
-    if (own) messages.push(...own);
-  }
+  const take = (list: readonly Message[] | null | undefined): void => {
+    for (const m of list ?? [])
+      if (m.role !== "assistant" || !UNSENT.has(m.stopReason)) messages.push(m);
+  };
+  if (marker) take(own(marker));
+  for (const entry of window) if (entry.head === undefined) take(own(entry));
 
   const results = new Map<string, ToolResultMessage>();
   for (const m of messages)

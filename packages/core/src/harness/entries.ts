@@ -21,27 +21,34 @@ export function userEntry(
   };
 }
 
-/** A model turn, written by its generation task (usage when the model reported it). */
+/** A call's usage as entries store it (`data.usage`): the counts the model reported, and the cost when priced. */
+export function usageData(usage: ModelUsage, cost: number | undefined): JsonObject {
+  const { inputTokens, outputTokens, cachedInputTokens, reasoningTokens } = usage;
+  return {
+    inputTokens,
+    outputTokens,
+    ...(cachedInputTokens !== undefined ? { cachedInputTokens } : {}),
+    ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    ...(cost !== undefined ? { cost } : {}),
+  };
+}
+
+/**
+ * A model turn, written by its generation task: `data.usage` when the
+ * model reported it, `data.model` the name of the model that answered.
+ */
 export function assistantEntry(
   generationTaskId: TaskId,
   message: AssistantMessage,
-  usage?: ModelUsage,
+  answered?: { model: string; usage: ModelUsage; cost: number | undefined },
 ): AppendEntryInput {
-  const data: JsonObject = {};
-  if (usage) {
-    const { inputTokens, outputTokens, cachedInputTokens, reasoningTokens } = usage;
-    data.usage = {
-      inputTokens,
-      outputTokens,
-      ...(cachedInputTokens !== undefined ? { cachedInputTokens } : {}),
-      ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
-    };
-  }
   return {
     kind: ASSISTANT_ENTRY,
     model: [message],
     byTaskId: generationTaskId,
-    ...(usage ? { data } : {}),
+    ...(answered
+      ? { data: { model: answered.model, usage: usageData(answered.usage, answered.cost) } }
+      : {}),
   };
 }
 

@@ -1,20 +1,26 @@
-import type { ConversationId, EntryId, SubmissionId, TaskId } from "../domain/ids.js";
-import type { ErrorInfo, EntryRecord, SubmissionRecord } from "../domain/records.js";
-import type { Cursor } from "../storage/port.js";
+import type { SubmissionId, TaskId } from "../domain/ids.js";
+import type { ErrorInfo, SubmissionRecord } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
+import { AgentDoc, resolveAgent, type AgentDefaults, type ResolvedAgent } from "./agent.js";
+import type { CompactionReason } from "./compaction.js";
+import {
+  compactionResult,
+  type CompactionCheckpoint,
+  type CompactionInput,
+} from "./compaction-task.js";
 import { deriveContext } from "./context.js";
+import { lastInputTokens, loadContextEntries } from "./context-load.js";
 import { assistantEntry } from "./entries.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
-import type { Model, ModelError, ModelRequest, ModelSettings } from "./model.js";
-import { callModel, type CallEnd } from "./model-call.js";
-import { DEFAULT_MODEL } from "./models.js";
+import type { ModelError, ModelRequest } from "./model.js";
+import { callModel, generationProgress, type CallEnd } from "./model-call.js";
 import type { GenerationInput } from "./placement.js";
 import { retryDelay, type RetryPolicy } from "./retry-policy.js";
-import { finishRun, UNKNOWN_MODEL } from "./run-settlement.js";
-import type { Tool } from "./tool.js";
-import type { ToolTaskInput } from "./tool-task.js";
+import { finishRun } from "./run-settlement.js";
+import type { ToolCheckpoint, ToolTaskInput } from "./tool-task.js";
+import { costOf, recordUsage } from "./usage.js";
 
 export const GENERATION_TASK = "durably.generation";
 
@@ -28,23 +34,46 @@ export type RetryCause = { message: string; code?: string; kind?: string };
  * - `retry`: attempt `attempt` starts at `retryAt` (session clock), after
  *   the failure `error`. Committed before the wait, so a process killed
  *   during it resumes the wait and counts the attempts already made.
+ * `compacted`: this round already compacted the conversation (once per
+ * round, whether for the threshold or after an overflow). `overflow`: the
+ * call that the compaction `task` was for failed with this error; if the
+ * compaction did not compact, the run ends with that error (calling again
+ * would fail the same way).
  */
 export type GenerationCheckpoint =
-  | { phase: "stream"; round: number; attempt?: number }
-  | { phase: "retry"; round: number; attempt: number; retryAt: number; error: RetryCause };
+  | {
+      phase: "stream";
+      round: number;
+      attempt?: number;
+      compacted?: boolean;
+      overflow?: { task: number; error: ModelErrorInfo };
+    }
+  | {
+      phase: "retry";
+      round: number;
+      attempt: number;
+      retryAt: number;
+      error: RetryCause;
+      compacted?: boolean;
+    };
+
+/** How automatic compaction behaves (checked `settings.compaction`). */
+export interface CompactionPolicy {
+  /** Compact when the last request passed the threshold, and once after an overflow. */
+  readonly auto: boolean;
+  /** The fraction of the model's `contextWindow` past which a conversation is compacted. */
+  readonly threshold: number;
+  /** Turns an automatic compaction keeps as they are. */
+  readonly keepLastTurns: number;
+}
 
 export interface GenerationDeps {
   readonly session: Session;
-  readonly models: ReadonlyMap<string, Model>;
-  readonly tools: ReadonlyMap<string, Tool>;
-  readonly toolTask: TaskDefinition<
-    ToolTaskInput,
-    { phase: "start" } | { phase: "running"; attempt: number }
-  >;
-  /** The assembled instructions, sent as `system` (code: never stored). */
-  readonly system?: string;
-  /** Sent with every request. */
-  readonly settings?: ModelSettings;
+  /** The registry (models, tools) and the harness's instructions and settings. */
+  readonly defaults: AgentDefaults;
+  readonly toolTask: TaskDefinition<ToolTaskInput, ToolCheckpoint>;
+  readonly compactionTask: TaskDefinition<CompactionInput, CompactionCheckpoint>;
+  readonly compaction: CompactionPolicy;
   readonly retry: RetryPolicy;
   /** For the retry jitter (tests pin it). */
   readonly random?: () => number;
@@ -53,26 +82,22 @@ export interface GenerationDeps {
 type Runtime = TaskRuntime<GenerationInput, GenerationCheckpoint>;
 
 /** What a failed model call's outcome stores (the submission's `detail`). */
-type ModelErrorInfo = ErrorInfo & Omit<ModelError, "message" | "code"> & { attempts?: number };
+type ModelErrorInfo = ErrorInfo & {
+  retryable?: boolean;
+  retryAfterMs?: number;
+  kind?: string;
+  attempts?: number;
+};
 
-const PAGE = 256;
-
-/** The model's context for a conversation: stored entries from the newest head marker on. */
-export async function loadContext(session: Session, conversationId: ConversationId) {
-  const marker = await session.read.latestHead(conversationId);
-  const from = marker ? (Math.min(marker.id, marker.head as number) as EntryId) : undefined;
-  const entries: EntryRecord[] = [];
-  let cursor: Cursor | undefined;
-  do {
-    const page = await session.read.scanEntries(
-      { conversationId, order: "ascending", ...(from !== undefined ? { minEntryId: from } : {}) },
-      PAGE,
-      cursor,
-    );
-    entries.push(...page.items);
-    cursor = page.next;
-  } while (cursor !== undefined);
-  return deriveContext(entries);
+function errorInfo(error: ModelError, attempts: number, note = ""): ModelErrorInfo {
+  const { message, code, ...rest } = error;
+  return {
+    name: "ModelError",
+    message: `${message}${note}`,
+    ...(code !== undefined ? { code } : {}),
+    ...rest,
+    attempts,
+  };
 }
 
 function causeOf(error: ModelError): RetryCause {
@@ -84,19 +109,22 @@ function causeOf(error: ModelError): RetryCause {
 }
 
 /**
- * `durably.generation`: answers one submission. Each round renders the
- * context, calls the model (partials go to `durably.live` as deferred
- * commits), then in ONE commit appends the assistant entry, creates one
- * tool task per call with its live slot and waits on them. A round without
- * calls ends the task; `onTerminal` settles the submission and places the
- * next queued input, in that same commit. A retryable failure commits a
- * `retry` checkpoint and waits; a final one ends the task `failed`.
+ * `durably.generation`: answers one submission. Each round resolves the
+ * conversation's agent (model, tools, instructions, settings: a name the
+ * harness lacks ends the run), renders the context, compacts it first when
+ * the last request passed the model's threshold, calls the model (partials
+ * go to `durably.live` as deferred commits), then in ONE commit appends the
+ * assistant entry, adds its usage to the ledger, creates one tool task per
+ * call with its live slot and waits on them. A round without calls ends the
+ * task; `onTerminal` settles the submission and places the next queued
+ * input, in that same commit. A retryable failure commits a `retry`
+ * checkpoint and waits; an overflow compacts once, then calls again; a
+ * final failure ends the task `failed`.
  */
 export function createGenerationTask(
   deps: GenerationDeps,
 ): TaskDefinition<GenerationInput, GenerationCheckpoint> {
-  const { session, models, tools, toolTask, retry } = deps;
-  const specs = [...tools.values()].map((tool) => tool.spec);
+  const { session, defaults, toolTask, compactionTask, compaction, retry } = deps;
   const random = deps.random ?? Math.random;
 
   /** The commit that ends the run `failed` with the model's error (keeping what streamed, calls left out). */
@@ -113,14 +141,72 @@ export function createGenerationTask(
     });
   }
 
+  /** Compacts before this round's model call: a child task the generation waits for (durably). */
+  async function compactFirst(
+    rt: Runtime,
+    reason: CompactionReason,
+    agent: ResolvedAgent,
+    attempt: number,
+    overflow?: ModelErrorInfo,
+  ): Promise<void> {
+    const conversationId = rt.task.conversationId;
+    const { round } = rt.task.checkpoint;
+    await rt.commit(async (tx) => {
+      const live = await tx.doc(LiveDoc, conversationId);
+      const taskId = await tx.createTask(
+        compactionTask,
+        { reason, model: agent.model.name, keepLastTurns: compaction.keepLastTurns },
+        { ownership: { kind: "task", taskId: rt.taskId } },
+      );
+      live.generation = null;
+      live.compaction = { taskId, reason, text: "" };
+      return {
+        status: "waiting",
+        checkpoint: {
+          phase: "stream",
+          round,
+          attempt,
+          compacted: true,
+          ...(overflow ? { overflow: { task: taskId, error: overflow } } : {}),
+        },
+        on: [taskId],
+        policy: "allSettled",
+      };
+    });
+  }
+
+  /** Why the compaction task did not compact (`undefined` when it did). */
+  async function compactionMiss(rt: Runtime, taskId: number): Promise<string | undefined> {
+    const record = await rt.getTask(taskId as TaskId);
+    if (!record || record.state.status !== "terminal") return "the compaction did not finish";
+    const result = compactionResult(record);
+    switch (result.status) {
+      case "compacted":
+        return undefined;
+      case "skipped":
+        return result.reason;
+      case "failed":
+        return result.error.message;
+      case "aborted":
+        return "the compaction was aborted";
+    }
+  }
+
+  /** Whether the last request passed the model's threshold (needs a declared context window). */
+  function overThreshold(agent: ResolvedAgent, tokens: number | undefined): boolean {
+    const window = agent.model.contextWindow;
+    if (!compaction.auto || window === undefined || tokens === undefined) return false;
+    return tokens > window * (agent.model.compactAt ?? compaction.threshold);
+  }
+
   /** A failed call: wait and retry when it may help and attempts are left, else fail the run. */
   async function failedCall(
     rt: Runtime,
     end: Extract<CallEnd, { type: "error" }>,
-    round: number,
     attempt: number,
   ): Promise<void> {
     const { error } = end;
+    const { round, compacted } = rt.task.checkpoint;
     const next = attempt + 1;
     const retryable = error.retryable === true && next <= retry.maxAttempts;
     const delay = retryable ? retryDelay(retry, next, error.retryAfterMs, random) : undefined;
@@ -138,7 +224,14 @@ export function createGenerationTask(
           retryAt,
           error: cause,
         };
-        return { phase: "retry", round, attempt: next, retryAt, error: cause };
+        return {
+          phase: "retry",
+          round,
+          attempt: next,
+          retryAt,
+          error: cause,
+          ...(compacted ? { compacted } : {}),
+        };
       });
       return;
     }
@@ -146,20 +239,20 @@ export function createGenerationTask(
       retryable && error.retryAfterMs !== undefined
         ? ` (the provider asked to wait ${Math.ceil(error.retryAfterMs / 1000)} s before trying again, longer than settings.retry.maxDelayMs, ${Math.ceil(retry.maxDelayMs / 1000)} s, so it was not retried)`
         : "";
-    const { message, code, ...rest } = error;
-    await fail(rt, end, {
-      name: "ModelError",
-      message: `${message}${tooLong}`,
-      ...(code !== undefined ? { code } : {}),
-      ...rest,
-      attempts: attempt,
-    });
+    await fail(rt, end, errorInfo(error, attempt, tooLong));
   }
 
-  /** A complete answer: the assistant entry, and the round's tool tasks, in one commit. */
-  async function answer(rt: Runtime, end: Extract<CallEnd, { type: "done" }>): Promise<void> {
+  /** A complete answer: the assistant entry, its usage, and the round's tool tasks, in one commit. */
+  async function answer(
+    rt: Runtime,
+    end: Extract<CallEnd, { type: "done" }>,
+    agent: ResolvedAgent,
+  ): Promise<void> {
     const conversationId = rt.task.conversationId;
     const calls = end.draft.calls();
+    const model = agent.model.name;
+    const cost = costOf(end.usage, agent.model.prices);
+    const sequential = new Set(agent.tools.filter((t) => t.sequential).map((t) => t.name));
     await rt.commit(async (tx, current) => {
       const live = await tx.doc(LiveDoc, conversationId);
       const entry = await tx.appendEntry(
@@ -171,19 +264,28 @@ export function createGenerationTask(
             content: end.draft.content(),
             stopReason: calls.length > 0 ? "toolUse" : end.stopReason,
           },
-          end.usage,
+          { model, usage: end.usage, cost },
         ),
       );
+      await recordUsage(tx, conversationId, model, end.usage, cost);
       live.generation = null;
       if (calls.length === 0)
         return { status: "terminal", outcome: { kind: "completed", value: { answer: entry.id } } };
       const on: TaskId[] = [];
+      const lastOf = new Map<string, TaskId>();
       for (const call of calls) {
+        const before = sequential.has(call.name) ? lastOf.get(call.name) : undefined;
         const toolTaskId = await tx.createTask(
           toolTask,
-          { toolCallId: call.id, toolName: call.name, arguments: call.arguments },
+          {
+            toolCallId: call.id,
+            toolName: call.name,
+            arguments: call.arguments,
+            ...(before !== undefined ? { after: before } : {}),
+          },
           { ownership: { kind: "task", taskId: rt.taskId } },
         );
+        if (sequential.has(call.name)) lastOf.set(call.name, toolTaskId);
         const slot: LiveToolSlot = {
           taskId: toolTaskId,
           toolCallId: call.id,
@@ -213,30 +315,43 @@ export function createGenerationTask(
     initial: () => ({ phase: "stream", round: 1 }),
     phases: {
       stream: async (task, rt) => {
-        const { round } = task.checkpoint;
         const attempt = task.checkpoint.attempt ?? 1;
-        const name = task.input.model ?? DEFAULT_MODEL;
-        const model = models.get(name);
-        if (!model)
-          return fail(rt, undefined, {
-            name: "UnknownModel",
-            message: `the run asks for model "${name}", which this harness does not have (it has ${[...models.keys()].map((n) => `"${n}"`).join(", ")})`,
-            code: UNKNOWN_MODEL,
-          });
+        const compacted = task.checkpoint.compacted === true;
+        const conversationId = task.conversationId;
+        const { overflow } = task.checkpoint as Extract<GenerationCheckpoint, { phase: "stream" }>;
+        if (overflow) {
+          const why = await compactionMiss(rt, overflow.task);
+          if (why !== undefined)
+            return fail(rt, undefined, {
+              ...overflow.error,
+              message: `${overflow.error.message} (the conversation could not be compacted to fit: ${why})`,
+            });
+        }
+        const stored = (await session.snapshot(AgentDoc, conversationId)) ?? {};
+        const agent = resolveAgent(stored, task.input.model, defaults);
+        if ("error" in agent) return fail(rt, undefined, agent.error);
+        const entries = await loadContextEntries(session, conversationId);
+        if (!compacted && overThreshold(agent, lastInputTokens(entries)))
+          return compactFirst(rt, "threshold", agent, attempt);
         const request: ModelRequest = {
-          ...(deps.system !== undefined ? { system: deps.system } : {}),
-          messages: await loadContext(session, task.conversationId),
-          tools: specs,
-          ...(deps.settings !== undefined ? { settings: deps.settings } : {}),
-          conversationId: task.conversationId,
+          ...(agent.system !== undefined ? { system: agent.system } : {}),
+          messages: deriveContext(entries),
+          tools: agent.tools.map((tool) => tool.spec),
+          ...(agent.settings !== undefined ? { settings: agent.settings } : {}),
+          conversationId,
         };
-        const end = await callModel(session, model, request, rt.taskId, attempt, rt.signal);
+        const progress = generationProgress(session, conversationId, rt.taskId);
+        const end = await callModel(agent.model.model, request, attempt, rt.signal, progress);
         rt.signal.throwIfAborted();
-        if (end.type === "error") return failedCall(rt, end, round, attempt);
-        return answer(rt, end);
+        if (end.type === "error") {
+          if (end.error.kind === "overflow" && compaction.auto && !compacted)
+            return compactFirst(rt, "overflow", agent, attempt, errorInfo(end.error, attempt));
+          return failedCall(rt, end, attempt);
+        }
+        return answer(rt, end, agent);
       },
       retry: async (task, rt) => {
-        const { round, attempt, retryAt } = task.checkpoint as Extract<
+        const { round, attempt, retryAt, compacted } = task.checkpoint as Extract<
           GenerationCheckpoint,
           { phase: "retry" }
         >;
@@ -244,7 +359,7 @@ export function createGenerationTask(
         await rt.commit(async (tx) => {
           const live = await tx.doc(LiveDoc, task.conversationId);
           if (live.retry?.taskId === rt.taskId) delete live.retry;
-          return { phase: "stream", round, attempt };
+          return { phase: "stream", round, attempt, ...(compacted ? { compacted } : {}) };
         });
       },
     },

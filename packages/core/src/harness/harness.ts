@@ -5,17 +5,23 @@ import type { CallOptions, Storage } from "../storage/port.js";
 import { Session, type SessionSettings } from "../session/session.js";
 import { reportToConsole, type ListenerErrorHandler } from "../session/watches.js";
 import { Scheduler } from "../tasks/scheduler.js";
-import { Conversation } from "./conversation.js";
-import { createGenerationTask } from "./generation-task.js";
-import type { HarnessContext } from "./harness-context.js";
 import { copyJson } from "../domain/json.js";
+import type { AgentDefaults } from "./agent.js";
+import { createCompactionTask } from "./compaction-task.js";
+import { compactionPolicy, type CompactionSettings } from "./compaction-policy.js";
+import { Conversation } from "./conversation.js";
+import { createGenerationTask, type CompactionPolicy } from "./generation-task.js";
+import type { HarnessContext } from "./harness-context.js";
 import { assembleInstructions, type Instructions } from "./instructions.js";
 import type { Model, ModelSettings } from "./model.js";
-import { modelsByName } from "./models.js";
+import { modelsByName, type ModelRegistration, type RegisteredModel } from "./models.js";
+import { placeNext } from "./placement.js";
+import { reconcile } from "./reconcile.js";
 import { retryPolicy, type RetrySettings } from "./retry-policy.js";
 import { toolsByName, type Tool } from "./tool.js";
-import { reconcile } from "./reconcile.js";
+import { outputBound, type ToolOutputBound } from "./tool-output.js";
 import { createToolTask } from "./tool-task.js";
+import { UsageDoc, usageReport, type UsageReport } from "./usage.js";
 
 export interface HarnessSettings extends SessionSettings {
   /** Most tasks (generations and tool calls) running at once. Default 32. */
@@ -24,14 +30,24 @@ export interface HarnessSettings extends SessionSettings {
   model?: ModelSettings;
   /** Durable retry of failed model calls (`maxAttempts` 5, `initialDelayMs` 1,000, `maxDelayMs` 30,000). */
   retry?: RetrySettings;
+  /** Automatic compaction (`auto` true, `threshold` 0.8 of a model's `contextWindow`, `keepLastTurns` 2). */
+  compaction?: CompactionSettings;
+  /** How much of a tool's streamed output its live slot keeps (`maxBytes` 51,200, `maxLines` 2,000). */
+  toolOutput?: ToolOutputBound;
 }
 
 export interface HarnessOptions extends CallOptions {
   /** The model; the same as `models: { default: model }`. */
-  model?: Model;
-  /** Models by name; "default" answers every input that names no other (`submit({ model })`). */
-  models?: Readonly<Record<string, Model>>;
-  tools?: readonly Tool[];
+  model?: Model | ModelRegistration;
+  /**
+   * Models by name, each a model or `{ model, contextWindow?, prices?, compactAt? }`;
+   * "default" answers every input whose conversation and submit name no other.
+   */
+  models?: Readonly<Record<string, Model | ModelRegistration>>;
+  /** The tools, by name: a conversation's configuration may offer some of them only. */
+  // Tools of any argument type (their `execute` is checked against their own schema).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  tools?: readonly Tool<any>[];
   /**
    * What the model is told first, sent as `system` with every request: a
    * string, or sections `[{ id, text }]` joined in order. Code, not data:
@@ -47,22 +63,37 @@ export interface HarnessOptions extends CallOptions {
 
 /** The options `open` checked, in the form the tasks use. */
 interface Checked {
-  models: Map<string, Model>;
-  system: string | undefined;
+  models: Map<string, RegisteredModel>;
+  tools: ReadonlyMap<string, Tool>;
+  instructions: Instructions | undefined;
   settings: ModelSettings | undefined;
   retry: ReturnType<typeof retryPolicy>;
+  compaction: CompactionPolicy;
+  outputBound: ReturnType<typeof outputBound>;
 }
 
 function checkOptions(options: HarnessOptions): Checked {
   const models = modelsByName(options);
-  toolsByName(options.tools ?? []);
-  const system = assembleInstructions(options.instructions, "Harness.open: options.instructions");
+  const tools = toolsByName((options.tools ?? []) as readonly Tool[]);
+  assembleInstructions(options.instructions, "Harness.open: options.instructions");
+  const instructions =
+    options.instructions === undefined
+      ? undefined
+      : (copyJson(options.instructions, "options.instructions") as Instructions);
   const model = options.settings?.model;
   if (model !== undefined && (typeof model !== "object" || model === null || Array.isArray(model)))
     throw new TypeError("Harness.open: settings.model must be an object of model settings");
   const settings =
     model === undefined ? undefined : (copyJson(model, "settings.model") as ModelSettings);
-  return { models, system, settings, retry: retryPolicy(options.settings?.retry) };
+  return {
+    models,
+    tools,
+    instructions,
+    settings,
+    retry: retryPolicy(options.settings?.retry),
+    compaction: compactionPolicy(options.settings?.compaction),
+    outputBound: outputBound(options.settings?.toolOutput),
+  };
 }
 
 interface SettleWaiter {
@@ -89,22 +120,34 @@ export class Harness {
   private readonly unsubscribe: () => void;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  private readonly closed = new AbortController();
 
   private constructor(session: Session, options: HarnessOptions, checked: Checked) {
     this.session = session;
     const onError = options.onError ?? reportToConsole;
-    const tools = toolsByName(options.tools ?? []);
-    const toolTask = createToolTask({ session, tools });
-    const generation = createGenerationTask({
-      session,
+    const { tools } = checked;
+    const defaults: AgentDefaults = {
       models: checked.models,
       tools,
-      toolTask,
-      retry: checked.retry,
-      ...(checked.system !== undefined ? { system: checked.system } : {}),
+      ...(checked.instructions !== undefined ? { instructions: checked.instructions } : {}),
       ...(checked.settings !== undefined ? { settings: checked.settings } : {}),
+    };
+    const toolTask = createToolTask({ session, tools, outputBound: checked.outputBound });
+    const compaction = createCompactionTask({
+      session,
+      defaults,
+      retry: checked.retry,
+      placeNext: (tx, live, conversationId) => placeNext(tx, generation, live, conversationId),
     });
-    this.scheduler = new Scheduler(session, [generation, toolTask], {
+    const generation = createGenerationTask({
+      session,
+      defaults,
+      toolTask,
+      compactionTask: compaction,
+      compaction: checked.compaction,
+      retry: checked.retry,
+    });
+    this.scheduler = new Scheduler(session, [generation, toolTask, compaction], {
       ...(options.settings?.concurrency !== undefined
         ? { concurrency: options.settings.concurrency }
         : {}),
@@ -120,8 +163,12 @@ export class Harness {
       session,
       scheduler: this.scheduler,
       generation,
+      compaction,
+      compactionPolicy: checked.compaction,
       onListenerError: onError,
       modelNames: new Set(checked.models.keys()),
+      toolNames: new Set(tools.keys()),
+      closing: this.closed.signal,
       resume: (o) => this.resume(o),
       settled: (id, o) => this.settled(id, o),
     };
@@ -181,6 +228,24 @@ export class Harness {
     return this.starting;
   }
 
+  /**
+   * The usage ledger (`durably.usage`): model calls and their tokens (and
+   * cost, for models with prices), in total and per model name, for the
+   * whole session or, with `conversationId`, for one conversation (zeros
+   * when it made no call).
+   */
+  async usage(options: { conversationId?: ConversationId } = {}): Promise<UsageReport> {
+    const { conversationId } = options;
+    if (
+      conversationId !== undefined &&
+      (!Number.isSafeInteger(conversationId) || conversationId < 1)
+    )
+      throw new TypeError(
+        `usage: conversationId must be a positive integer, got ${String(conversationId)}`,
+      );
+    return usageReport(await this.session.snapshot(UsageDoc, null), conversationId);
+  }
+
   /** Resolves when no task can make progress (everything answered, or waiting on something blocked). */
   async whenIdle(options?: CallOptions): Promise<void> {
     await this.resume(options);
@@ -236,6 +301,7 @@ export class Harness {
       const closed = new SessionClosed("the harness was closed before this submission settled");
       for (const set of [...this.waiters.values()])
         for (const waiter of [...set]) waiter.reject(closed);
+      this.closed.abort(new SessionClosed("the harness was closed"));
       await this.session.close();
     })();
     return this.closing;

@@ -3,6 +3,7 @@ export type {
   ModelError,
   ModelErrorKind,
   ModelEvent,
+  ModelPrices,
   ModelRequest,
   ModelSettings,
   ModelStreamOptions,
@@ -11,6 +12,7 @@ export type {
 } from "./model.js";
 export { checkContent, contentText } from "./content.js";
 export {
+  SCRIPTED_SUMMARY,
   ScriptedModel,
   type ScriptedError,
   type ScriptedModelOptions,
@@ -22,36 +24,84 @@ export {
   validateSchema,
   type JsonSchema,
   type JsonSchemaType,
+  type JsonSubschema,
   type SchemaViolation,
 } from "./json-schema.js";
+export {
+  isStandardSchema,
+  type SchemaWithJsonSchema,
+  type StandardIssue,
+  type StandardResult,
+  type StandardSchemaV1,
+} from "./standard-schema.js";
 export {
   defineTool,
   toolsByName,
   type Tool,
   type ToolApi,
+  type ToolCommitOptions,
   type ToolDefinition,
+  type ToolParameters,
   type ToolReplay,
   type ToolResult,
 } from "./tool.js";
-export { runToolCall } from "./tool-call.js";
+export { executeToolCall, runToolCall, type ToolCallOutcome } from "./tool-call.js";
+export {
+  boundedOutputText,
+  DEFAULT_OUTPUT_BOUND,
+  type OutputCut,
+  type ToolOutputBound,
+} from "./tool-output.js";
 export { contextStart, deriveContext, MISSING_RESULT_CONTENT } from "./context.js";
 export {
   LiveDoc,
+  type LiveCompaction,
   type LiveGeneration,
   type LiveRetry,
   type LiveRun,
   type LiveState,
   type LiveToolSlot,
 } from "./live.js";
+export {
+  AgentDoc,
+  UNKNOWN_MODEL,
+  UNKNOWN_TOOL,
+  type AgentConfig,
+  type AgentState,
+} from "./agent.js";
+export { costOf, UsageDoc, type UsageReport, type UsageState, type UsageTotals } from "./usage.js";
+export {
+  COMPACTION_ENTRY,
+  COMPACTION_INSTRUCTIONS,
+  SUMMARY_PREFIX,
+  planCompaction,
+  transcriptText,
+  type CompactionPlan,
+  type CompactionReason,
+} from "./compaction.js";
+export {
+  COMPACTION_TASK,
+  type CompactionCheckpoint,
+  type CompactionInput,
+  type CompactionResult,
+} from "./compaction-task.js";
+export { DEFAULT_COMPACTION, type CompactionSettings } from "./compaction-policy.js";
 export { InboxDoc, type InboxState, type QueuedInput } from "./inbox.js";
 export { ASSISTANT_ENTRY, TOOL_RESULT_ENTRY, USER_ENTRY } from "./entries.js";
-export { GENERATION_TASK, type GenerationCheckpoint, type RetryCause } from "./generation-task.js";
+export {
+  GENERATION_TASK,
+  type CompactionPolicy,
+  type GenerationCheckpoint,
+  type RetryCause,
+} from "./generation-task.js";
 export {
   assembleInstructions,
+  BASE_SECTION,
+  layerInstructions,
   type InstructionSection,
   type Instructions,
 } from "./instructions.js";
-export { DEFAULT_MODEL } from "./models.js";
+export { DEFAULT_MODEL, type ModelRegistration, type RegisteredModel } from "./models.js";
 export {
   DEFAULT_RETRY,
   retryDelay,
@@ -64,4 +114,7 @@ export type { GenerationInput } from "./placement.js";
 export { Harness, type HarnessOptions, type HarnessSettings } from "./harness.js";
 export { Conversation, type SubmitInput } from "./conversation.js";
 export { Submission } from "./submission.js";
+export { SubmissionUnanswered } from "./errors.js";
+export type { ConversationEvent } from "./stream-events.js";
+export type { StreamOptions } from "./stream.js";
 export type { ConversationView, ViewListener, ViewOps, WatchOptions } from "./watch.js";

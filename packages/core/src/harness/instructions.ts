@@ -38,3 +38,30 @@ export function assembleInstructions(value: unknown, where: string): string | un
   });
   return texts.length > 0 ? texts.join("\n\n") : undefined;
 }
+
+/** The id a harness's instruction string has when a conversation's sections are laid over it. */
+export const BASE_SECTION = "base";
+
+/**
+ * A conversation's instructions laid over the harness's: a string replaces
+ * them all; sections replace the harness's section of the same id in place
+ * (an empty text removes it) and the others follow, in order. A harness
+ * string counts as one section with the id "base". Both already checked.
+ */
+export function layerInstructions(
+  harness: Instructions | undefined,
+  own: Instructions | undefined,
+): Instructions | undefined {
+  if (own === undefined) return harness;
+  if (typeof own === "string") return own;
+  const base: InstructionSection[] =
+    harness === undefined
+      ? []
+      : typeof harness === "string"
+        ? [{ id: BASE_SECTION, text: harness }]
+        : harness.map((s) => ({ ...s }));
+  const byId = new Map(own.map((s) => [s.id, s] as const));
+  const out = base.map((s) => byId.get(s.id) ?? s);
+  for (const s of own) if (!base.some((b) => b.id === s.id)) out.push(s);
+  return out;
+}

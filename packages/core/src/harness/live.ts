@@ -1,5 +1,6 @@
 import type { JsonObject } from "../domain/json.js";
 import { defineDoc } from "../session/tokens.js";
+import type { OutputCut } from "./tool-output.js";
 
 /** The running generation's partial answer (deferred progress: shown at once, stored within the progress window). */
 export type LiveGeneration = {
@@ -33,8 +34,25 @@ export type LiveToolSlot = {
   status: "pending" | "running";
   /** 0 until the first intent commit; a safe tool rerun after a crash counts up. */
   attempt: number;
-  /** Output streamed so far through `api.output` (deferred progress). */
+  /** Output streamed so far through `api.output` (deferred progress): the newest part, within `settings.toolOutput`. */
   output: string;
+  /** What was cut from the front of `output` to keep it bounded; absent while nothing was. */
+  outputCut?: OutputCut;
+};
+
+/**
+ * A compaction running in the conversation: `reason` is "manual"
+ * (`conversation.compact`), "threshold" (the last request passed the
+ * model's `contextWindow × threshold`) or "overflow" (the model refused the
+ * request as too long); `text` is the summary streamed so far (deferred
+ * progress: shown, not yet an entry).
+ */
+export type LiveCompaction = {
+  taskId: number;
+  reason: "manual" | "threshold" | "overflow";
+  text: string;
+  /** Which call: 1, then 2, 3... after retries (absent: 1). */
+  attempt?: number;
 };
 
 /** The submission being answered and the generation task answering it. */
@@ -48,6 +66,8 @@ export type LiveState = {
   retry?: LiveRetry;
   /** By tool task id. */
   tools: { [taskId: string]: LiveToolSlot };
+  /** Present while a compaction runs; a manual one makes the conversation busy (inputs queue). */
+  compaction?: LiveCompaction;
 };
 
 /**

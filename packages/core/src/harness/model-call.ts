@@ -1,4 +1,4 @@
-import type { TaskId } from "../domain/ids.js";
+import type { ConversationId, TaskId } from "../domain/ids.js";
 import type { JsonObject } from "../domain/json.js";
 import type { StopReason } from "../domain/records.js";
 import type { Session } from "../session/session.js";
@@ -13,16 +13,20 @@ export type CallEnd =
   | { type: "done"; draft: AssistantDraft; stopReason: StopReason; usage: ModelUsage }
   | { type: "error"; draft: AssistantDraft; error: ModelError };
 
-type Progress =
+/** What a model call shows while it streams (the caller's writer puts it in `durably.live`). */
+export type ModelProgress =
   | { type: "begin"; attempt: number }
   | { type: "text"; delta: string }
   | { type: "reasoning"; delta: string }
   | { type: "toolCall"; call: { id: string; name: string; arguments: JsonObject } };
 
-/** Streams partials into `live.generation` as deferred commits, batched (see ProgressWriter). */
-function liveProgress(session: Session, request: ModelRequest, taskId: TaskId) {
-  const conversationId = request.conversationId;
-  return new ProgressWriter<Progress>(session, async (tx, items) => {
+/** Streams a generation's partials into `live.generation` as deferred commits, batched (see ProgressWriter). */
+export function generationProgress(
+  session: Session,
+  conversationId: ConversationId,
+  taskId: TaskId,
+): ProgressWriter<ModelProgress> {
+  return new ProgressWriter<ModelProgress>(session, async (tx, items) => {
     const live = await tx.doc(LiveDoc, conversationId);
     for (const item of items) {
       if (item.type === "begin") {
@@ -45,24 +49,22 @@ function liveProgress(session: Session, request: ModelRequest, taskId: TaskId) {
 }
 
 /**
- * One model call of a generation: streams `model` for `request`, showing
- * partials in `durably.live` (deferred commits, ordered before whatever the
- * caller commits next), and builds the assistant message. A failure is
+ * One model call: streams `model` for `request`, showing partials through
+ * `progress` (deferred commits, settled before this returns, so ordered
+ * before whatever the caller commits next), and builds the assistant message. A failure is
  * returned, never thrown: an error event as it is, an exception from the
  * model (thrown by `stream` itself or by its iterator) as `thrownModelError`
  * reads it, a stream without `done` or `error` as a non-retryable error.
  * Only an abort of `signal` throws (its reason).
  */
 export async function callModel(
-  session: Session,
   model: Model,
   request: ModelRequest,
-  taskId: TaskId,
   attempt: number,
   signal: AbortSignal,
+  progress: ProgressWriter<ModelProgress>,
 ): Promise<CallEnd> {
-  const progress = liveProgress(session, request, taskId);
-  const show = (item: Progress): void => void progress.push(item).catch(() => undefined);
+  const show = (item: ModelProgress): void => void progress.push(item).catch(() => undefined);
   show({ type: "begin", attempt });
   const draft = new AssistantDraft();
   try {

@@ -32,6 +32,26 @@ export interface ModelRequest {
   readonly settings?: ModelSettings;
   /** The conversation asking, so an adapter can key provider-side prompt caches by it. */
   readonly conversationId: ConversationId;
+  /**
+   * What the call is for: absent for an answer (the model sees the
+   * conversation and may call tools); `"compaction"` when the harness asks
+   * for a summary of earlier messages (no tools; the one user message holds
+   * the transcript to summarise). Adapters may ignore it.
+   */
+  readonly purpose?: "compaction";
+}
+
+/**
+ * What a model costs, in whatever unit the numbers are in (the usage
+ * ledger adds them up and never converts): the price of a million tokens.
+ */
+export interface ModelPrices {
+  /** A million input tokens not read from the prompt cache. */
+  inputPerMillion: number;
+  /** A million output tokens (reasoning tokens included: they are output). */
+  outputPerMillion: number;
+  /** A million input tokens read from the prompt cache (default: `inputPerMillion`). */
+  cachedInputPerMillion?: number;
 }
 
 export interface ModelUsage {
@@ -103,4 +123,12 @@ export interface ModelStreamOptions {
  */
 export interface Model {
   stream(request: ModelRequest, options?: ModelStreamOptions): AsyncIterable<ModelEvent>;
+  /**
+   * Tokens the model's context holds, when the adapter knows it: automatic
+   * compaction starts once a request's input passes `contextWindow ×
+   * threshold`. A registration's own `contextWindow` wins.
+   */
+  readonly contextWindow?: number;
+  /** What the model costs, for the usage ledger; a registration's own `prices` win. */
+  readonly prices?: ModelPrices;
 }

@@ -4,10 +4,16 @@ import type { Draft } from "../session/draft.js";
 import type { TaskToken } from "../session/tokens.js";
 import type { Transaction } from "../session/transaction.js";
 import { userEntry } from "./entries.js";
+import { InboxDoc } from "./inbox.js";
 import type { LiveState } from "./live.js";
 
-/** What a generation task is created with: the submission it answers, and the model's name (absent: "default"). */
+/** What a generation task is created with: the submission it answers, and the model's name (absent: the conversation's, else "default"). */
 export type GenerationInput = { submissionId: number; model?: string };
+
+/** Whether the conversation is answering something or compacting (a new input then queues). */
+export function isBusy(live: Readonly<LiveState>): boolean {
+  return live.run !== null || live.compaction !== undefined;
+}
 
 /**
  * Places a queued input, inside the caller's commit: the user entry, the
@@ -32,4 +38,28 @@ export async function placeInput(
   );
   live.run = { submissionId, taskId };
   return placed;
+}
+
+/** Places the first queued input, if any; otherwise the conversation is idle (`live.run` null). */
+export async function placeNext(
+  tx: Transaction,
+  generation: TaskToken<GenerationInput>,
+  live: Draft<LiveState>,
+  conversationId: ConversationId,
+): Promise<void> {
+  const inbox = await tx.doc(InboxDoc, conversationId);
+  const next = inbox.queued.shift();
+  if (!next) {
+    live.run = null;
+    return;
+  }
+  await placeInput(
+    tx,
+    generation,
+    live,
+    conversationId,
+    next.submissionId as SubmissionId,
+    next.content,
+    next.model,
+  );
 }

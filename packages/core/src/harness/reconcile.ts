@@ -1,6 +1,7 @@
 import type { TaskRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
+import { COMPACTION_TASK } from "./compaction-task.js";
 import { GENERATION_TASK } from "./generation-task.js";
 import { LiveDoc } from "./live.js";
 import { TOOL_TASK } from "./tool-task.js";
@@ -17,7 +18,7 @@ const PAGE = 256;
 export async function reconcile(session: Session): Promise<number> {
   return session.commit(async (tx) => {
     const stale: TaskRecord[] = [];
-    for (const kind of [GENERATION_TASK, TOOL_TASK]) {
+    for (const kind of [GENERATION_TASK, TOOL_TASK, COMPACTION_TASK]) {
       let cursor: Cursor | undefined;
       do {
         const page = await tx.scanTasks({ kind, status: "running" }, PAGE, cursor);

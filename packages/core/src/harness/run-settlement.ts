@@ -1,15 +1,18 @@
-import type { EntryId, SubmissionId } from "../domain/ids.js";
+import type { EntryId } from "../domain/ids.js";
 import type { Json } from "../domain/json.js";
 import type { StopReason, SubmissionRecord, TaskOutcome, TaskRecord } from "../domain/records.js";
 import type { Transaction } from "../session/transaction.js";
 import type { TaskToken } from "../session/tokens.js";
+import { UNKNOWN_MODEL, UNKNOWN_TOOL } from "./agent.js";
 import { assistantEntry } from "./entries.js";
-import { InboxDoc } from "./inbox.js";
 import { LiveDoc } from "./live.js";
-import { placeInput, type GenerationInput } from "./placement.js";
+import { placeNext, type GenerationInput } from "./placement.js";
 
-/** The `code` of the failure a generation ends with when its model is not registered. */
-export const UNKNOWN_MODEL = "UNKNOWN_MODEL";
+/** The settlement reason of a run that names something the harness does not have, by error code. */
+const UNREGISTERED: Readonly<Record<string, string>> = {
+  [UNKNOWN_MODEL]: "unknown-model",
+  [UNKNOWN_TOOL]: "unknown-tool",
+};
 
 /** What a generation's final commit tells `onTerminal` when it answered. */
 export type Answered = { answer: number };
@@ -21,7 +24,9 @@ type Settlement =
  * How a generation's outcome settles its submission: `done` with the
  * answer; `unanswered` with reason `model-error` (the model failed: the
  * detail holds the error with its message, code, kind and attempts),
- * `unknown-model`, `aborted`, `faulted` or `orphaned`.
+ * `unknown-model` or `unknown-tool` (the run or its conversation names one
+ * the harness does not have: the detail's message names it), `aborted`,
+ * `faulted` or `orphaned`.
  */
 export function settlementOf(task: TaskRecord): Settlement {
   const outcome = (task.state as { outcome: TaskOutcome }).outcome;
@@ -31,7 +36,7 @@ export function settlementOf(task: TaskRecord): Settlement {
     case "failed":
       return {
         status: "unanswered",
-        reason: outcome.error.code === UNKNOWN_MODEL ? "unknown-model" : "model-error",
+        reason: UNREGISTERED[outcome.error.code ?? ""] ?? "model-error",
         detail: { ...outcome.error },
       };
     case "aborted":
@@ -91,19 +96,5 @@ export async function finishRun(
   if (submission?.status === "queued" || submission?.status === "placed")
     await tx.settleSubmission(submission.id, settlement);
   if (live.run?.taskId !== task.id) return;
-  const inbox = await tx.doc(InboxDoc, conversationId);
-  const next = inbox.queued.shift();
-  if (!next) {
-    live.run = null;
-    return;
-  }
-  await placeInput(
-    tx,
-    generation,
-    live,
-    conversationId,
-    next.submissionId as SubmissionId,
-    next.content,
-    next.model,
-  );
+  await placeNext(tx, generation, live, conversationId);
 }

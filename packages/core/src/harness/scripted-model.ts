@@ -54,7 +54,14 @@ export interface ScriptedModelOptions {
   chunkDelayMs?: number;
   /** Code points per text chunk (default 4). */
   chunkSize?: number;
+  /** What a compaction request (`purpose: "compaction"`) is answered with, streamed (default `SCRIPTED_SUMMARY`). */
+  summary?: string;
+  /** The first compaction requests this instance gets fail, in order, with these. */
+  summaryFailures?: ScriptedError[];
 }
+
+/** The summary a `ScriptedModel` (and the test model server) gives when its script names none. */
+export const SCRIPTED_SUMMARY = "Summary of the earlier conversation.";
 
 const STOP_REASONS = new Set<string>(["stop", "toolUse", "length", "error", "aborted"]);
 const ERROR_KINDS = new Set<string>(["overflow", "auth", "invalid", "transient"]);
@@ -205,18 +212,52 @@ export class ScriptedModel implements Model {
   private readonly turns: readonly ScriptedTurn[];
   private readonly chunkDelayMs: number;
   private readonly chunkSize: number;
-  /** Requests answered with a scripted failure so far, by turn. */
+  /** Requests answered with a scripted failure so far, by turn (-1: compaction requests). */
   private readonly failed = new Map<number, number>();
+  private readonly summary: string;
+  private readonly summaryFailures: readonly ScriptedError[];
 
   constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
     if (!Array.isArray(turns)) throw new TypeError("ScriptedModel: turns must be an array");
     this.turns = turns.map((turn, i) => checkTurn(turn, `turns[${i}]`));
     this.chunkDelayMs = options.chunkDelayMs ?? 0;
     this.chunkSize = options.chunkSize ?? 4;
+    if (options.summary !== undefined && typeof options.summary !== "string")
+      throw new TypeError("ScriptedModel: summary must be a string");
+    this.summary = options.summary ?? SCRIPTED_SUMMARY;
+    if (options.summaryFailures !== undefined && !Array.isArray(options.summaryFailures))
+      throw new TypeError("ScriptedModel: summaryFailures must be an array");
+    this.summaryFailures = (options.summaryFailures ?? []).map((f, i) =>
+      checkError(f, `summaryFailures[${i}]`),
+    );
     if (!(Number.isFinite(this.chunkDelayMs) && this.chunkDelayMs >= 0))
       throw new TypeError("ScriptedModel: chunkDelayMs must be a non-negative number");
     if (!Number.isSafeInteger(this.chunkSize) || this.chunkSize < 1)
       throw new TypeError("ScriptedModel: chunkSize must be a positive integer");
+  }
+
+  /** A compaction request's answer: the scripted summary (after any scripted failure), streamed. */
+  private async *summarize(
+    request: ModelRequest,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<ModelEvent> {
+    const failedSoFar = this.failed.get(-1) ?? 0;
+    const failure = this.summaryFailures[failedSoFar];
+    if (failure) {
+      this.failed.set(-1, failedSoFar + 1);
+      for await (const delta of this.chunks(failure.text ?? "", signal))
+        yield { type: "text", delta };
+      if (failure.thrown) throw networkError(failure);
+      yield errorEvent(failure);
+      return;
+    }
+    for await (const delta of this.chunks(this.summary, signal)) yield { type: "text", delta };
+    signal?.throwIfAborted();
+    yield {
+      type: "done",
+      stopReason: "stop",
+      usage: { inputTokens: requestChars(request), outputTokens: this.summary.length },
+    };
   }
 
   /** The turn a request gets: the number of assistant messages it holds. */
@@ -242,6 +283,10 @@ export class ScriptedModel implements Model {
     const { signal } = options;
     signal?.throwIfAborted();
     this.requests.push(request);
+    if (request.purpose === "compaction") {
+      yield* this.summarize(request, signal);
+      return;
+    }
     const index = this.turnFor(request);
     const turn = this.turns[index];
     if (!turn) {

@@ -2,9 +2,12 @@ import type { ConversationId, SubmissionId, TaskId } from "../domain/ids.js";
 import { UnknownRecord } from "../domain/errors.js";
 import type { SubmissionRecord } from "../domain/records.js";
 import type { CallOptions } from "../storage/port.js";
+import { SubmissionUnanswered } from "./errors.js";
 import type { HarnessContext } from "./harness-context.js";
 import { InboxDoc } from "./inbox.js";
 import { LiveDoc } from "./live.js";
+import { conversationStream, type StreamOptions } from "./stream.js";
+import type { ConversationEvent } from "./stream-events.js";
 
 function settled(record: SubmissionRecord): boolean {
   return record.status === "done" || record.status === "unanswered";
@@ -46,6 +49,39 @@ export class Submission {
   }
 
   /**
+   * Waits for the answer and resolves with its text (the text parts of the
+   * answering assistant message, joined). Rejects `SubmissionUnanswered`
+   * (its `record` holds the reason and detail) when the submission settled
+   * without an answer.
+   */
+  async answerText(options?: CallOptions): Promise<string> {
+    const record = await this.wait(options);
+    if (record.status !== "done" || record.answer === undefined)
+      throw new SubmissionUnanswered(
+        `submission ${this.id} was not answered: ${record.reason ?? record.status}${detailMessage(record)}`,
+        record,
+      );
+    const stored = await this.harness.session.read.entry(record.answer, options);
+    const message = stored?.entry.model?.[0];
+    if (message?.role !== "assistant")
+      throw new UnknownRecord(
+        `submission ${this.id}: answer entry ${record.answer} holds no assistant message`,
+      );
+    return message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  }
+
+  /**
+   * The events of this submission's run as an async iterator (text as it
+   * streams, tool calls, output and results), ending with
+   * `{ type: "settled", submission }`: `conversation.stream({ until: this })`.
+   */
+  stream(
+    options: Omit<StreamOptions, "until"> = {},
+  ): AsyncGenerator<ConversationEvent, void, undefined> {
+    return conversationStream(this.harness, this.conversationId, { ...options, until: this.id });
+  }
+
+  /**
    * Withdraws the submission: a queued one leaves the inbox and settles
    * `unanswered` ("aborted") at once; a placed one has its generation
    * aborted (its tools too), and settles when that ends. Resolves false
@@ -77,4 +113,9 @@ export class Submission {
     }
     return true;
   }
+}
+
+function detailMessage(record: SubmissionRecord): string {
+  const message = (record.detail as { message?: unknown } | undefined)?.message;
+  return typeof message === "string" ? ` (${message})` : "";
 }

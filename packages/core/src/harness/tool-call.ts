@@ -1,7 +1,15 @@
+import { copyJson, type Json } from "../domain/json.js";
 import type { ContentPart, ToolCallPart, ToolResultMessage } from "../domain/records.js";
 import { checkContent } from "./content.js";
 import { validateSchema } from "./json-schema.js";
+import { standardValidate } from "./standard-schema.js";
 import type { Tool, ToolApi } from "./tool.js";
+
+/** A tool call's result: the message the model gets, and the `details` for UIs (never sent). */
+export interface ToolCallOutcome {
+  message: ToolResultMessage;
+  details?: Json;
+}
 
 function errorText(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -29,41 +37,72 @@ export async function runToolCall(
   call: ToolCallPart,
   api: ToolApi,
 ): Promise<ToolResultMessage> {
+  return (await executeToolCall(tools, call, api)).message;
+}
+
+/** `runToolCall`, keeping the result's `details` (JSON for UIs) beside the message. */
+export async function executeToolCall(
+  tools: ReadonlyMap<string, Tool>,
+  call: ToolCallPart,
+  api: ToolApi,
+): Promise<ToolCallOutcome> {
+  const fail = (content: string): ToolCallOutcome => ({ message: result(call, content, true) });
   const tool = tools.get(call.name);
   if (!tool) {
     const known = [...tools.keys()].map((n) => JSON.stringify(n)).join(", ") || "none";
-    return result(call, `error: unknown tool "${call.name}" (available: ${known})`, true);
+    return fail(`error: unknown tool "${call.name}" (available: ${known})`);
   }
-  const violation = validateSchema(tool.parameters, call.arguments, "arguments");
-  if (violation)
-    return result(
-      call,
-      `error: invalid arguments for "${call.name}": ${violation.path}: ${violation.message}`,
-      true,
-    );
+  let args: unknown = call.arguments;
+  if (tool.schema) {
+    const checked = await standardValidate(tool.schema, call.arguments, "arguments");
+    if ("problem" in checked)
+      return fail(`error: invalid arguments for "${call.name}": ${checked.problem}`);
+    args = checked.value;
+  } else {
+    const violation = validateSchema(tool.parameters, call.arguments, "arguments");
+    if (violation)
+      return fail(
+        `error: invalid arguments for "${call.name}": ${violation.path}: ${violation.message}`,
+      );
+  }
   let outcome: unknown;
   try {
-    outcome = await tool.execute(call.arguments, api);
+    outcome = await tool.execute(args as never, api);
   } catch (error) {
     if (api.signal.aborted) throw api.signal.reason;
-    return result(call, `error: ${call.name} threw ${errorText(error)}`, true);
+    return fail(`error: ${call.name} threw ${errorText(error)}`);
   }
   api.signal.throwIfAborted();
-  const r = outcome as { content?: unknown; isError?: unknown } | null;
-  const shapeError = (why: string): ToolResultMessage =>
-    result(
-      call,
-      `error: ${call.name} returned ${JSON.stringify(outcome) ?? String(outcome)}, not { content: string | parts, isError?: boolean } (${why})`,
-      true,
+  const r = outcome as { content?: unknown; isError?: unknown; details?: unknown } | null;
+  const shapeError = (why: string): ToolCallOutcome =>
+    fail(
+      `error: ${call.name} returned ${describe(outcome)}, not { content: string | parts, details?: JSON, isError?: boolean } (${why})`,
     );
   if (typeof r !== "object" || r === null) return shapeError("not an object");
+  for (const key of Object.keys(r))
+    if (key !== "content" && key !== "isError" && key !== "details")
+      return shapeError(`${key} is not a result field`);
   if (r.isError !== undefined && typeof r.isError !== "boolean")
     return shapeError("isError is not a boolean");
   let content: string | ContentPart[];
+  let details: Json | undefined;
   try {
     content = checkContent(r.content, "content");
+    if (r.details !== undefined) details = copyJson(r.details, "details");
   } catch (error) {
     return shapeError((error as Error).message);
   }
-  return result(call, content, r.isError === true);
+  return {
+    message: result(call, content, r.isError === true),
+    ...(details !== undefined ? { details } : {}),
+  };
+}
+
+function describe(value: unknown): string {
+  try {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  } catch {
+    return String(value);
+  }
 }

@@ -1,27 +1,50 @@
-import type { JsonObject } from "../domain/json.js";
+import type { TaskId } from "../domain/ids.js";
+import type { Json, JsonObject } from "../domain/json.js";
 import type { TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
+import { AgentDoc } from "./agent.js";
 import { toolResultEntry } from "./entries.js";
-import { LiveDoc } from "./live.js";
-import { ProgressWriter } from "./progress.js";
-import type { Tool, ToolApi } from "./tool.js";
-import { runToolCall } from "./tool-call.js";
+import { LiveDoc, type LiveToolSlot } from "./live.js";
+import type { Tool } from "./tool.js";
+import { toolApi } from "./tool-api.js";
+import { executeToolCall, type ToolCallOutcome } from "./tool-call.js";
+import { boundedOutputText, type ToolOutputBound } from "./tool-output.js";
 
 export const TOOL_TASK = "durably.tool";
 
-/** What a tool task is created with: the call, as the assistant entry holds it. */
-export type ToolTaskInput = { toolCallId: string; toolName: string; arguments: JsonObject };
+/**
+ * What a tool task is created with: the call, as the assistant entry holds
+ * it, and for a `sequential` tool's later calls, the task of the call
+ * before (this one waits until that one ends).
+ */
+export type ToolTaskInput = {
+  toolCallId: string;
+  toolName: string;
+  arguments: JsonObject;
+  after?: number;
+};
 
-/** `start`: not begun. `running`: the intent commit of `attempt` is stored, its result is not. */
+/**
+ * `start`: not begun (a sequential call first waits, durably, for the call
+ * before it: a `waiting` state whose checkpoint stays `start`; a gate such
+ * as an approval fits the same way, as a phase or a wait before `start`).
+ * `running`: the intent commit of `attempt` is stored, its result is not.
+ */
 export type ToolCheckpoint = { phase: "start" } | { phase: "running"; attempt: number };
 
 export interface ToolTaskDeps {
   readonly session: Session;
   readonly tools: ReadonlyMap<string, Tool>;
+  /** How much streamed output a slot keeps. */
+  readonly outputBound: Required<ToolOutputBound>;
 }
+
+/** The output a slot holds, with the marker line when some was cut. */
+const slotOutput = (slot: LiveToolSlot | undefined): string =>
+  slot ? boundedOutputText(slot.output, slot.outputCut) : "";
 
 type ToolRuntime = TaskRuntime<ToolTaskInput, ToolCheckpoint>;
 
@@ -72,6 +95,7 @@ function resultOf(
         result: ToolResultMessage;
         attempt: number;
         interrupted?: boolean;
+        details?: Json;
       };
       return {
         message: value.result,
@@ -79,6 +103,7 @@ function resultOf(
           toolCallId: input.toolCallId,
           attempt: value.attempt,
           ...(value.interrupted ? { interrupted: true } : {}),
+          ...(value.details !== undefined ? { details: value.details } : {}),
         },
       };
     }
@@ -119,49 +144,63 @@ function resultOf(
  * own phase, an abort, a fault), together with the removal of its live
  * slot. A task found `running` after a crash reruns a `replay: "safe"` tool
  * and gives any other an `interrupted` result with the output stored so far.
+ * A `sequential` tool's later call first waits (durably) for the call
+ * before it to end.
  */
 export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput, ToolCheckpoint> {
-  const { session, tools } = deps;
+  const { session, tools, outputBound } = deps;
+
+  /** The result, when the conversation's configuration no longer offers the tool. */
+  function notOffered(input: ToolTaskInput, offered: readonly string[]): ToolResultMessage {
+    return errorResult(
+      input,
+      `error: the tool "${input.toolName}" is not available in this conversation (available: ${offered.map((n) => JSON.stringify(n)).join(", ") || "none"})`,
+    );
+  }
 
   async function execute(rt: ToolRuntime, attempt: number): Promise<void> {
     const task = rt.task;
     const key = String(task.id);
     const conversationId = task.conversationId;
-    await rt.commit(async (tx) => {
+    // Read outside the commit: opening a document in a commit creates it, and most conversations have none.
+    const agent = (await session.snapshot(AgentDoc, conversationId)) ?? {};
+    const started = await rt.commit(async (tx) => {
+      if (agent.tools !== undefined && !agent.tools.includes(task.input.toolName))
+        return {
+          status: "terminal",
+          outcome: {
+            kind: "completed",
+            value: { result: notOffered(task.input, agent.tools), attempt },
+          },
+        };
       const live = await tx.doc(LiveDoc, conversationId);
       const slot = live.tools[key];
       if (slot) {
         slot.status = "running";
         slot.attempt = attempt;
         if (slot.output !== "") slot.output = ""; // a rerun starts its output afresh
+        if (slot.outputCut) delete slot.outputCut;
       }
       return { phase: "running", attempt };
     });
-    const output = new ProgressWriter<string>(session, async (tx, texts) => {
-      const live = await tx.doc(LiveDoc, conversationId);
-      const slot = live.tools[key];
-      if (slot) slot.output += texts.join("");
-    });
-    const api: ToolApi = {
-      signal: rt.signal,
-      toolCallId: task.input.toolCallId,
-      conversationId,
-      attempt,
-      output: (text) => {
-        if (typeof text !== "string")
-          return Promise.reject(new TypeError("api.output: text must be a string"));
-        return output.push(text);
-      },
-    };
-    let result: ToolResultMessage;
+    if (started.record.state.status === "terminal") return;
+    const { api, output } = toolApi(session, rt, attempt, outputBound);
+    let outcome: ToolCallOutcome;
     try {
-      result = await runToolCall(tools, callOf(task.input), api);
+      outcome = await executeToolCall(tools, callOf(task.input), api);
     } finally {
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
     }
     await rt.commit(() => ({
       status: "terminal",
-      outcome: { kind: "completed", value: { result, attempt } },
+      outcome: {
+        kind: "completed",
+        value: {
+          result: outcome.message,
+          attempt,
+          ...(outcome.details !== undefined ? { details: outcome.details } : {}),
+        },
+      },
     }));
   }
 
@@ -170,14 +209,29 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     version: 1,
     initial: () => ({ phase: "start" }),
     phases: {
-      start: (_task, rt) => execute(rt, 1),
+      start: async (task, rt) => {
+        const after = task.input.after;
+        if (after !== undefined) {
+          const before = await rt.getTask(after as TaskId);
+          if (before && before.state.status !== "terminal") {
+            await rt.commit(() => ({
+              status: "waiting",
+              checkpoint: { phase: "start" },
+              on: [after as TaskId],
+              policy: "allSettled",
+            }));
+            return;
+          }
+        }
+        return execute(rt, 1);
+      },
       // Only reached after a crash: the intent of `attempt` is stored, its result is not.
       running: async (task, rt) => {
         const previous = (task.checkpoint as { attempt: number }).attempt;
         if (tools.get(task.input.toolName)?.replay === "safe") return execute(rt, previous + 1);
         await rt.commit(async (tx) => {
           const live = await tx.doc(LiveDoc, task.conversationId);
-          const output = live.tools[String(task.id)]?.output ?? "";
+          const output = slotOutput(live.tools[String(task.id)]);
           return {
             status: "terminal",
             outcome: {
@@ -196,7 +250,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     onTerminal: async (tx: Transaction, task: TaskRecord) => {
       const live = await tx.doc(LiveDoc, task.conversationId);
       const key = String(task.id);
-      const { message, data } = resultOf(task, live.tools[key]?.output ?? "");
+      const { message, data } = resultOf(task, slotOutput(live.tools[key]));
       await tx.appendEntry(task.conversationId, toolResultEntry(task.id, message, data));
       if (live.tools[key]) delete live.tools[key];
     },

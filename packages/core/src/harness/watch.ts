@@ -1,12 +1,15 @@
 import type { ConversationId } from "../domain/ids.js";
+import { jsonEqual } from "../domain/json.js";
 import type { Op } from "../domain/ops.js";
 import type { EntryRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { ListenerErrorHandler } from "../session/watches.js";
+import { AgentDoc, type AgentState } from "./agent.js";
 import { FrameQueue } from "./frame-queue.js";
 import { InboxDoc, type InboxState } from "./inbox.js";
 import { LiveDoc, type LiveState } from "./live.js";
+import { emptyReport, UsageDoc, usageReport, type UsageReport } from "./usage.js";
 
 /** What a watcher sees of a conversation: its transcript, what runs now, what waits. */
 export interface ConversationView {
@@ -15,12 +18,18 @@ export interface ConversationView {
   readonly entries: readonly EntryRecord[];
   readonly live: Readonly<LiveState>;
   readonly inbox: Readonly<InboxState>;
+  /** The conversation's agent configuration (`durably.agent`; `{}`: everything follows the harness). */
+  readonly agent: Readonly<AgentState>;
+  /** The conversation's model calls, tokens and cost, in total and per model (from `durably.usage`). */
+  readonly usage: Readonly<UsageReport>;
 }
 
 /**
  * How a frame's view differs from the previous frame's: `full` for the
  * first frame and after a slow listener's frames collapsed; otherwise the
- * entries appended and the ops applied to `live` and `inbox`.
+ * entries appended and the ops applied to `live`, `inbox` and `agent`
+ * (`usage` has no ops: a frame whose only change is usage has empty lists,
+ * and the view holds the new totals).
  */
 export type ViewOps =
   | { readonly type: "full" }
@@ -29,6 +38,7 @@ export type ViewOps =
       readonly entries: readonly EntryRecord[];
       readonly live: readonly Op[];
       readonly inbox: readonly Op[];
+      readonly agent: readonly Op[];
     };
 
 /** Return a promise to get the next frame only after it settles (frames queue meanwhile, bounded). */
@@ -40,6 +50,7 @@ export interface WatchOptions {
 }
 
 type Frame = { view: ConversationView; ops: ViewOps };
+type Change = { entries: EntryRecord[]; live: Op[]; inbox: Op[]; agent: Op[] };
 
 const PAGE = 256;
 
@@ -54,9 +65,11 @@ export class ConversationWatch {
   private readonly seen = new Set<number>();
   private live: LiveState | undefined;
   private inbox: InboxState | undefined;
+  private agent: AgentState | undefined;
+  private usage: UsageReport | undefined;
   private loaded = false;
   private stopped = false;
-  private pending: { entries: EntryRecord[]; live: Op[]; inbox: Op[] } | undefined;
+  private pending: Change | undefined;
   private readonly queue: FrameQueue<Frame>;
   private readonly disposers: (() => void)[] = [];
 
@@ -82,6 +95,17 @@ export class ConversationWatch {
         this.inbox = value ?? InboxDoc.initial();
         this.change().inbox.push(...ops);
       }),
+      session.watchDoc(AgentDoc, conversationId, (value, ops) => {
+        this.agent = value ?? AgentDoc.initial();
+        this.change().agent.push(...ops);
+      }),
+      session.watchDoc(UsageDoc, null, (value) => {
+        // The ledger is the session's: only this conversation's part makes a frame.
+        const mine = usageReport(value, conversationId);
+        if (this.usage && jsonEqual(this.usage, mine)) return;
+        this.usage = mine;
+        this.change();
+      }),
       session.subscribeCommits((event) => {
         for (const write of event.writes) {
           if (write.type !== "entry" || write.value.conversationId !== conversationId) continue;
@@ -104,12 +128,14 @@ export class ConversationWatch {
       entries: this.entries,
       live: this.live ?? LiveDoc.initial(),
       inbox: this.inbox ?? InboxDoc.initial(),
+      agent: this.agent ?? AgentDoc.initial(),
+      usage: this.usage ?? emptyReport(),
     };
   }
 
-  private change(): { entries: EntryRecord[]; live: Op[]; inbox: Op[] } {
+  private change(): Change {
     if (!this.pending) {
-      this.pending = { entries: [], live: [], inbox: [] };
+      this.pending = { entries: [], live: [], inbox: [], agent: [] };
       queueMicrotask(() => this.emit());
     }
     return this.pending;
@@ -134,14 +160,18 @@ export class ConversationWatch {
       loaded.push(...page.items);
       cursor = page.next;
     } while (cursor !== undefined);
-    const [live, inbox] = await Promise.all([
+    const [live, inbox, agent, usage] = await Promise.all([
       this.session.snapshot(LiveDoc, this.conversationId),
       this.session.snapshot(InboxDoc, this.conversationId),
+      this.session.snapshot(AgentDoc, this.conversationId),
+      this.session.snapshot(UsageDoc, null),
     ]);
     if (this.stopped) return;
     // A change published during the load is newer than the snapshot: keep it.
     this.live ??= live ?? LiveDoc.initial();
     this.inbox ??= inbox ?? InboxDoc.initial();
+    this.agent ??= agent ?? AgentDoc.initial();
+    this.usage ??= usageReport(usage, this.conversationId);
     const loadedIds = new Set(loaded.map((e) => e.id as number));
     const late = this.entries.filter((e) => !loadedIds.has(e.id));
     for (const id of loadedIds) this.seen.add(id);

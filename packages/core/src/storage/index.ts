@@ -15,6 +15,7 @@ export { collectNeeds } from "./commit-call.js";
 export { describeAddress } from "./refusals.js";
 export { detachBatches, type DetachedBatches } from "./detach.js";
 export { addressKey, isCurrentOnly, isHistoryKept, isLiveAt } from "./lifetimes.js";
+export { KnownDocuments, type KnownDocument } from "./known-documents.js";
 export {
   historyAt,
   MemoryIndex,

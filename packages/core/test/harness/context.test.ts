@@ -129,4 +129,75 @@ describe("deriveContext", () => {
     ]);
     expect(out).toEqual([]);
   });
+
+  it("shows a compaction's summary first, then the kept entries from its head on, then what came after it", () => {
+    const out = deriveContext([
+      e(2, { model: [user("old question")] }),
+      e(3, { model: [answer("old answer")] }),
+      e(4, { model: [user("kept question")] }),
+      e(5, { model: [answer("kept answer")] }),
+      e(6, { kind: "durably.compaction", model: [user("summary")], head: 4 as EntryId }),
+      e(7, { model: [user("new question")] }),
+    ]);
+    expect(out).toEqual([
+      user("summary"),
+      user("kept question"),
+      answer("kept answer"),
+      user("new question"),
+    ]);
+  });
+
+  it("a newer compaction supersedes an older one: the older summary is no longer shown", () => {
+    const out = deriveContext([
+      e(2, { model: [user("q1")] }),
+      e(3, { model: [answer("a1")] }),
+      e(4, { model: [user("q2")] }),
+      e(5, { model: [answer("a2")] }),
+      e(6, { model: [user("first summary")], head: 4 as EntryId }),
+      e(7, { model: [user("q3")] }),
+      e(8, { model: [answer("a3")] }),
+      e(9, { model: [user("second summary")], head: 7 as EntryId }),
+    ]);
+    expect(out).toEqual([user("second summary"), user("q3"), answer("a3")]);
+  });
+
+  it("a compaction keeping entries from before an older compaction's range shows them as they were, without the older summary", () => {
+    // The rule: the newest marker alone decides. Its summary, then every entry from its
+    // head on that is not itself a marker, in id order.
+    const out = deriveContext([
+      e(2, { model: [user("q1")] }),
+      e(3, { model: [answer("a1")] }),
+      e(4, { model: [user("q2")] }),
+      e(5, { model: [answer("a2")] }),
+      e(6, { model: [user("older summary of q1")], head: 4 as EntryId }),
+      e(7, { model: [user("q3")] }),
+      e(8, { model: [user("newer summary, keeping from q1")], head: 2 as EntryId }),
+    ]);
+    expect(out).toEqual([
+      user("newer summary, keeping from q1"),
+      user("q1"),
+      answer("a1"),
+      user("q2"),
+      answer("a2"),
+      user("q3"),
+    ]);
+  });
+
+  it("leaves out assistant messages that ended aborted or error, with their calls and results", () => {
+    const aborted: AssistantMessage = {
+      role: "assistant",
+      content: [{ type: "text", text: "half" }],
+      stopReason: "aborted",
+    };
+    const failedCall: AssistantMessage = { ...calls("x"), stopReason: "error" };
+    const out = deriveContext([
+      e(2, { model: [user("q1")] }),
+      e(3, { model: [aborted] }),
+      e(4, { model: [user("q2")] }),
+      e(5, { model: [failedCall] }),
+      e(6, { model: [result("x", "X")] }),
+      e(7, { model: [answer("done")] }),
+    ]);
+    expect(out).toEqual([user("q1"), user("q2"), answer("done")]);
+  });
 });

@@ -25,19 +25,19 @@ describe("checkSchema", () => {
   });
 
   it("refuses an unsupported keyword, naming where it is", () => {
-    const schema = { type: "object", properties: { a: { type: "number", minimum: 0 } } };
+    const schema = { type: "object", properties: { a: { type: "array", contains: {} } } };
     expect(() => checkSchema(schema, "parameters")).toThrow(
-      /^parameters\.properties\.a\.minimum: unsupported JSON Schema keyword/,
+      /^parameters\.properties\.a\.contains: unsupported JSON Schema keyword/,
     );
   });
 
-  it("refuses an unknown type, a schema-valued additionalProperties and an empty enum", () => {
+  it("refuses an unknown type, a malformed subschema and an empty enum", () => {
     expect(() => checkSchema({ type: "float" }, "s")).toThrow(/s\.type: unknown type "float"/);
     expect(() => checkSchema({ type: ["string", "date"] }, "s")).toThrow(
       /s\.type\[1\]: unknown type/,
     );
-    expect(() => checkSchema({ additionalProperties: {} }, "s")).toThrow(
-      /s\.additionalProperties: only true or false/,
+    expect(() => checkSchema({ additionalProperties: 3 }, "s")).toThrow(
+      /s\.additionalProperties: a schema must be a plain object/,
     );
     expect(() => checkSchema({ enum: [] }, "s")).toThrow(/s\.enum: must be a non-empty array/);
     expect(() => checkSchema({ items: 3 }, "s")).toThrow(

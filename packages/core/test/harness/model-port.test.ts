@@ -182,7 +182,7 @@ describe("Harness with the model port v2", () => {
           stopReason: "stop",
         },
       ]);
-      expect(answer?.data).toEqual({ usage });
+      expect(answer?.data).toEqual({ model: "default", usage });
       expect(model.requests[0]?.conversationId).toBe(ROOT_CONVERSATION_ID);
     } finally {
       await harness.close();

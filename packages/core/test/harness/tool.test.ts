@@ -31,6 +31,9 @@ function api(overrides: Partial<ToolApi> = {}): ToolApi & { outputs: string[] } 
       outputs.push(text);
       return Promise.resolve();
     },
+    // runToolCall never calls these itself; a tool that does is tested through a harness.
+    commit: () => Promise.reject(new Error("not in a harness")),
+    memo: () => Promise.reject(new Error("not in a harness")),
     outputs,
     ...overrides,
   };
@@ -71,9 +74,9 @@ describe("defineTool", () => {
     expect(() =>
       defineTool({
         ...base,
-        parameters: { type: "object", properties: { x: { format: "uri" } } } as never,
+        parameters: { type: "object", properties: { x: { if: { type: "string" } } } } as never,
       }),
-    ).toThrow(/tool "t": parameters\.properties\.x\.format: unsupported/);
+    ).toThrow(/tool "t": parameters\.properties\.x\.if: unsupported/);
   });
 
   it("refuses two tools with one name", () => {

@@ -11,6 +11,7 @@ import {
   collectNeeds,
   indexPlanView,
   isProblem,
+  KnownDocuments,
   materializeRevisions,
   MemoryIndex,
   planBatch,
@@ -295,5 +296,75 @@ describe("planBatch plans what to store", () => {
     expect(needs.addresses).toEqual([
       { kind: "copied", scope: { kind: "conversation", conversationId: 1 } },
     ]);
+  });
+});
+
+describe("KnownDocuments remembers what stored plans made true", () => {
+  it("keeps a created document's base, each delta's value, a new base's seq, and forgets a retired one", () => {
+    const index: Index = new MemoryIndex();
+    const known = new KnownDocuments();
+    const none = () => undefined;
+    known.adopt(store(index, [conv(1), create(4, { n: 1 })]), none);
+    expect(known.get(4)).toEqual({
+      createdAt: 1,
+      retiredAt: undefined,
+      currentOnly: true,
+      newestBaseSeq: 1,
+      current: { version: 1, value: { n: 1 }, deltasSinceBase: 0 },
+    });
+    known.adopt(store(index, [delta(4, 1, [["s", ["n"], 2]])]), none);
+    expect(known.get(4)).toMatchObject({
+      newestBaseSeq: 1,
+      current: { version: 1, value: { n: 2 }, deltasSinceBase: 1 },
+    });
+    const rebased = store(index, [
+      {
+        type: "document.change",
+        id: 4 as DocumentId,
+        content: { kind: "base", version: 2, value: { m: 0 } },
+      },
+    ]);
+    known.adopt(rebased, none);
+    expect(known.get(4)).toMatchObject({
+      newestBaseSeq: 3,
+      current: { version: 2, value: { m: 0 }, deltasSinceBase: 0 },
+    });
+    known.adopt(store(index, [retire(4)]), none);
+    expect(known.get(4)).toBeUndefined();
+  });
+
+  it("takes a changed document it does not hold from `before`, and skips one `before` does not know", () => {
+    const index = seeded();
+    const plan = store(index, [delta(4, 1, [["s", ["n"], 5]])]);
+    const known = new KnownDocuments();
+    known.adopt(plan, () => undefined);
+    expect(known.get(4)).toBeUndefined();
+    known.adopt(plan, () => ({
+      createdAt: 1,
+      retiredAt: undefined,
+      currentOnly: true,
+      newestBaseSeq: 1,
+    }));
+    expect(known.get(4)).toMatchObject({
+      createdAt: 1,
+      newestBaseSeq: 1,
+      current: { value: { n: 5 } },
+    });
+  });
+
+  it("holds at most its limit, dropping the least recently used", () => {
+    const index: Index = new MemoryIndex();
+    const known = new KnownDocuments(2);
+    known.adopt(
+      store(index, [conv(1), create(4, {}, { key: "a" }), create(5, {}, { key: "b" })]),
+      () => undefined,
+    );
+    known.get(4);
+    known.adopt(store(index, [create(6, {}, { key: "c" })]), () => undefined);
+    expect([
+      known.get(4) !== undefined,
+      known.get(5) !== undefined,
+      known.get(6) !== undefined,
+    ]).toEqual([true, false, true]);
   });
 });

@@ -41,3 +41,25 @@ export function compactingAfterEveryCommit(
     },
   }) as unknown as Storage & { compactions: number };
 }
+
+/** The real storage, compacted right before each close (the first close only: close is idempotent). */
+export function compactingOnClose(storage: JsonlStorage): Storage {
+  let closing: Promise<void> | undefined;
+  return new Proxy(storage, {
+    get(target, property) {
+      if (property === "close")
+        return () =>
+          (closing ??= (async () => {
+            try {
+              await target.compact();
+            } finally {
+              await target.close();
+            }
+          })());
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function"
+        ? (value as (...a: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}

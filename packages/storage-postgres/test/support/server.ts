@@ -1,4 +1,9 @@
 import { randomUUID } from "node:crypto";
+import {
+  persistentStorageFactory,
+  type PersistentFactoryOptions,
+  type StorageFactory,
+} from "@durably/contract-tests";
 import pg from "pg";
 import { inject } from "vitest";
 import {
@@ -35,4 +40,19 @@ export function testPool(): pg.Pool {
   const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
   pool.on("error", () => undefined);
   return pool;
+}
+
+/**
+ * The conformance suites' factory: each test gets its own session key in the
+ * shared test database; `reopen` closes the storage and opens the same
+ * session again, as a restarted server would.
+ */
+export function sessionFactory(
+  prefix: string,
+  options: PersistentFactoryOptions = {},
+): StorageFactory {
+  return persistentStorageFactory(() => {
+    const session = freshSession(prefix);
+    return { open: () => openTestStorage(session) };
+  }, options);
 }

@@ -12,6 +12,13 @@ export interface ManifestState {
   logNumber: number;
   /** An older log still replayed (0: none). */
   prevLogNumber: number;
+  /**
+   * The next file number LevelDB allocates: the number of the MANIFEST its
+   * next open writes (0 when no edit records it).
+   */
+  nextFile: number;
+  /** The sequence number of the newest write the tables hold (0: none ever recorded). */
+  lastSequence: number;
 }
 
 const COMPARATOR = 1;
@@ -25,7 +32,13 @@ const PREV_LOG_NUMBER = 9;
 
 /** Replays `edits` (the MANIFEST's records); a malformed edit throws `RangeError` naming its index. */
 export function replayManifest(edits: readonly Uint8Array[]): ManifestState {
-  const state: ManifestState = { tables: new Map(), logNumber: 0, prevLogNumber: 0 };
+  const state: ManifestState = {
+    tables: new Map(),
+    logNumber: 0,
+    prevLogNumber: 0,
+    nextFile: 0,
+    lastSequence: 0,
+  };
   edits.forEach((edit, index) => {
     const r = new ByteReader(edit);
     try {
@@ -42,8 +55,10 @@ export function replayManifest(edits: readonly Uint8Array[]): ManifestState {
             state.prevLogNumber = r.varint();
             break;
           case NEXT_FILE_NUMBER:
+            state.nextFile = r.varint();
+            break;
           case LAST_SEQUENCE:
-            r.varint();
+            state.lastSequence = r.varint();
             break;
           case COMPACT_POINTER:
             r.varint();

@@ -5,7 +5,12 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ScriptedModel, type ScriptedTurn } from "@durably/core";
+import {
+  COMPACTION_INSTRUCTIONS,
+  SCRIPTED_SUMMARY,
+  ScriptedModel,
+  type ScriptedTurn,
+} from "@durably/core";
 import { turnReply, type CompletionRequest, type Reply } from "./completions.js";
 
 /** Request headers a client sets to pick its script and pace (see `scriptHeaders`). */
@@ -13,13 +18,17 @@ export const SCRIPT_HEADER = "x-durably-script";
 export const SCRIPT_ID_HEADER = "x-durably-script-id";
 export const CHUNK_DELAY_HEADER = "x-durably-chunk-delay-ms";
 export const CHUNK_SIZE_HEADER = "x-durably-chunk-size";
+/** The summary a compaction request of this script is answered with (base64 of UTF-8 text). */
+export const SUMMARY_HEADER = "x-durably-summary";
 
 export interface ReceivedRequest {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: CompletionRequest;
-  /** The turn the server picked (assistant messages in the body), -1 for a raw handler's. */
+  /** The turn the server picked (assistant messages in the body), -1 for a raw handler's and a compaction's. */
   readonly turn: number;
+  /** A compaction request (its system message is core's `COMPACTION_INSTRUCTIONS`): answered with the script's summary. */
+  readonly compaction?: true;
 }
 
 export interface OpenAiTestServerOptions {
@@ -49,18 +58,31 @@ export interface OpenAiTestServer {
   close(): Promise<void>;
 }
 
-/** Headers that make the server answer from `turns` (failures counted per `id`), at a pace. */
+/**
+ * Headers that make the server answer from `turns` (failures counted per
+ * `id`), at a pace, and compaction requests with `summary` (scripted
+ * summary failures are `ScriptedModel`'s only).
+ */
 export function scriptHeaders(
   id: string,
   turns: readonly ScriptedTurn[],
-  pace: { chunkDelayMs?: number; chunkSize?: number } = {},
+  pace: { chunkDelayMs?: number; chunkSize?: number; summary?: string } = {},
 ): Record<string, string> {
   return {
     [SCRIPT_HEADER]: Buffer.from(JSON.stringify(turns)).toString("base64"),
     [SCRIPT_ID_HEADER]: id,
     ...(pace.chunkDelayMs !== undefined ? { [CHUNK_DELAY_HEADER]: String(pace.chunkDelayMs) } : {}),
     ...(pace.chunkSize !== undefined ? { [CHUNK_SIZE_HEADER]: String(pace.chunkSize) } : {}),
+    ...(pace.summary !== undefined
+      ? { [SUMMARY_HEADER]: Buffer.from(pace.summary).toString("base64") }
+      : {}),
   };
+}
+
+/** Whether a request is the harness asking for a summary (its system message is the compaction instructions). */
+function isCompaction(body: CompletionRequest): boolean {
+  const first = body.messages?.[0];
+  return first?.role === "system" && first.content === COMPACTION_INSTRUCTIONS;
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -149,6 +171,17 @@ export async function startOpenAiTestServer(
         ? (JSON.parse(Buffer.from(encoded, "base64").toString("utf8")) as ScriptedTurn[])
         : (options.turns ?? []);
       new ScriptedModel(turns);
+      const chunkSize = Number(header(headers, CHUNK_SIZE_HEADER) ?? options.chunkSize ?? 4);
+      const delayMs = Number(header(headers, CHUNK_DELAY_HEADER) ?? options.chunkDelayMs ?? 0);
+      if (isCompaction(body)) {
+        requests.push({ path, headers, body, turn: -1, compaction: true });
+        const encodedSummary = header(headers, SUMMARY_HEADER);
+        const summary = encodedSummary
+          ? Buffer.from(encodedSummary, "base64").toString("utf8")
+          : SCRIPTED_SUMMARY;
+        await send(turnReply({ text: summary }, -1, body, chunkSize, undefined), response, delayMs);
+        return;
+      }
       const turn = (body.messages ?? []).filter((m) => m.role === "assistant").length;
       requests.push({ path, headers, body, turn });
       const scripted = turns[turn];
@@ -168,8 +201,6 @@ export async function startOpenAiTestServer(
       const failedSoFar = failed.get(key) ?? 0;
       const failure = scripted.failures?.[failedSoFar];
       if (failure) failed.set(key, failedSoFar + 1);
-      const chunkSize = Number(header(headers, CHUNK_SIZE_HEADER) ?? options.chunkSize ?? 4);
-      const delayMs = Number(header(headers, CHUNK_DELAY_HEADER) ?? options.chunkDelayMs ?? 0);
       await send(turnReply(scripted, turn, body, chunkSize, failure), response, delayMs);
     })().catch((error: unknown) => {
       if (!response.headersSent) {

@@ -2,31 +2,44 @@ import type { Batch, CallOptions, CommitResult, Seq, Storage } from "@durably/co
 
 type Reads = Exclude<keyof Storage, "commit" | "close" | "capabilities">;
 
+/** A Storage that closes and reopens the one it wraps after every commit; `reopens` counts them. */
+export interface ReopeningStorage extends Storage {
+  /** How many times the wrapped storage has been closed and opened again. */
+  readonly reopens: number;
+}
+
 /**
- * A Storage that closes the real one and opens the same file again after
- * every commit, so every later read and commit starts from what is on disk.
- * Whatever the storage keeps only in memory (the next seq, the id counter,
- * the known conversations, the document value cache) is rebuilt from the
- * file each time; a counter that was never written shows up at once.
+ * Wraps a persistent storage so that it is closed and opened again (with
+ * `open`) after every commit. Every later read, mint and commit then runs
+ * against the state the adapter recovers from its files or database, so
+ * whatever it keeps only in memory (the next seq, the id high-water mark,
+ * known conversations, cached document values) and forgot to write shows up
+ * at once. Run the storage conformance suite through it as an extra pass
+ * (see `persistentStorageFactory`'s `reopenAfterEveryCommit`).
+ *
+ * `open` must return a new instance over the same data each call; the
+ * wrapper declares `capabilities.persistent`. Commits run one at a time,
+ * each followed by its reopen; reads and mints wait for a reopen in
+ * progress. `close` closes the current instance at once and stops reopening.
  */
-export class ReopeningStorage implements Storage {
+export async function reopeningStorage(open: () => Promise<Storage>): Promise<ReopeningStorage> {
+  return new Reopening(await open(), open);
+}
+
+class Reopening implements ReopeningStorage {
   readonly capabilities = { persistent: true };
   reopens = 0;
   #inner: Storage;
   readonly #open: () => Promise<Storage>;
-  /** Commits run one at a time, each followed by its reopen. */
+  /** The last commit in line (with its reopen); the next one starts after it. */
   #line: Promise<unknown> = Promise.resolve();
-  /** Reads and mints wait for a reopen in progress. */
+  /** Settles when the reopen in progress (if any) has a new instance. */
   #reopening: Promise<void> = Promise.resolve();
   #closed = false;
 
-  private constructor(inner: Storage, open: () => Promise<Storage>) {
+  constructor(inner: Storage, open: () => Promise<Storage>) {
     this.#inner = inner;
     this.#open = open;
-  }
-
-  static async open(open: () => Promise<Storage>): Promise<ReopeningStorage> {
-    return new ReopeningStorage(await open(), open);
   }
 
   commit(
@@ -34,7 +47,8 @@ export class ReopeningStorage implements Storage {
     receive: (index: number, seq: Seq) => void,
     options?: CallOptions,
   ): Promise<CommitResult> {
-    // The real commit copies its input before returning; this one may wait in line first.
+    // The real commit copies its input before it returns control; this call may wait in line first,
+    // so copy now: a caller mutating its batches after calling must change nothing stored.
     let copied: readonly Batch[] = batches;
     try {
       copied = structuredClone(batches);
@@ -42,7 +56,6 @@ export class ReopeningStorage implements Storage {
       // Not cloneable (a function, a symbol): the real storage must refuse it, so pass it on as it is.
     }
     const run = async (): Promise<CommitResult> => {
-      await this.#reopening;
       try {
         return await this.#inner.commit(copied, receive, options);
       } finally {
@@ -118,7 +131,11 @@ export class ReopeningStorage implements Storage {
     return this.#call("scanDocuments", args);
   }
 
-  /** Closes the current instance at once, as the real close does, and stops reopening. */
+  /**
+   * Closes the current instance at once, as a real close does (a commit in
+   * flight may then fail with `StorageClosed`), and stops reopening; once the
+   * commits in line have settled, closes whichever instance is current then.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#reopening;
