@@ -31,79 +31,131 @@ export interface CaughtUp {
   files: Map<string, FileExtent>;
 }
 
-/**
- * Brings a written generation up to the commits stored since its capture
- * (run between commit calls, so nothing moves meanwhile): the markers
- * main.jsonl gained after the capture become the new tail, and the sidecar
- * records appended since are appended to the new generation's copies (or
- * copied into new files), byte for byte, so every marker still finds its
- * records by `(seq, ordinal)`. Each file touched and the directory are
- * flushed. Nothing of the old generation is changed.
- */
-export async function catchUp(
+/** The old generation's confirmed sizes at one moment (taken between commit calls). */
+export interface OldExtents {
+  mainSize: number;
+  files: ReadonlyMap<string, FileExtent>;
+}
+
+/** Takes `OldExtents` now: call between commit calls, so nothing is half written. */
+export async function oldExtents(
   fs: FileSystem,
   from: string,
-  to: string,
-  taken: Capture & { mainSize: number },
-  copied: ReadonlyMap<string, CopiedFile>,
   state: JsonlIndex,
-): Promise<CaughtUp> {
-  const mainNow = (await fs.stat(`${from}/${MAIN_FILE}`))?.size ?? 0;
-  if (mainNow > taken.mainSize) {
-    const out = await fs.openAppend(`${to}/${MAIN_FILE}`);
+): Promise<OldExtents> {
+  const mainSize = (await fs.stat(`${from}/${MAIN_FILE}`))?.size ?? 0;
+  return { mainSize, files: new Map([...state.files].map(([file, e]) => [file, { ...e }])) };
+}
+
+/**
+ * Brings a written generation up to the commits stored since its capture:
+ * the markers main.jsonl gained become the new tail, and the sidecar
+ * records appended are appended to the new generation's copies (or copied
+ * into new files), byte for byte, so every marker still finds its records
+ * by `(seq, ordinal)`. Incremental: `to(extents)` copies what lies between
+ * the last call's extents and these (the old files only grow meanwhile:
+ * reclamation waits for the compaction), so most of the copying runs while
+ * commits go on, and the last call, between commit calls, copies only what
+ * the last few commits added. Nothing of the old generation is changed.
+ */
+export class CatchUp {
+  private mainSize: number;
+  /** Files in the new generation: the old file's byte and line range `[cut, end)` copied so far. */
+  private readonly copied = new Map<
+    string,
+    { cut: number; cutLines: number; end: number; endLines: number }
+  >();
+  /** Files not copied (yet): their extents at the capture. */
+  private readonly skipped: Map<string, FileExtent>;
+
+  constructor(
+    private readonly fs: FileSystem,
+    private readonly from: string,
+    private readonly into: string,
+    taken: Capture & { mainSize: number },
+    written: ReadonlyMap<string, CopiedFile>,
+  ) {
+    this.mainSize = taken.mainSize;
+    this.skipped = new Map(taken.files);
+    for (const [file, c] of written) {
+      this.copied.set(file, {
+        cut: c.cut,
+        cutLines: c.cutLines,
+        end: c.cut + c.size,
+        endLines: c.cutLines + c.lines,
+      });
+      this.skipped.delete(file);
+    }
+  }
+
+  private async append(file: string, start: number, end: number, flush: boolean): Promise<void> {
+    const out = await this.fs.openAppend(`${this.into}/${file}`);
     try {
-      await copyRange(fs, `${from}/${MAIN_FILE}`, out, taken.mainSize, mainNow);
-      await out.flush();
+      await copyRange(this.fs, `${this.from}/${file}`, out, start, end);
+      if (flush) await out.flush();
     } finally {
       await out.close();
     }
   }
-  const shifts = new Map<string, { cut: number; cutLines: number }>();
-  const files = new Map<string, FileExtent>();
-  for (const [file, now] of state.files) {
-    const done = copied.get(file);
-    const at = done
-      ? {
-          size: done.cut + done.size,
-          lines: done.cutLines + done.lines,
-          cut: done.cut,
-          cutLines: done.cutLines,
-        }
-      : (() => {
-          const then = taken.files.get(file);
-          return {
-            size: then?.size ?? 0,
-            lines: then?.lines ?? 0,
-            cut: then?.size ?? 0,
-            cutLines: then?.lines ?? 0,
-          };
-        })();
-    // Nothing kept and nothing new: a file whose records are all obsolete (terminal task, retired document).
-    if (done === undefined && now.size === at.size) continue;
-    if (now.size < at.size)
-      throw new StorageCorrupted(
-        `${file} shrank from ${at.size} to ${now.size} bytes during a compaction`,
-        { file },
-      );
-    const out = await fs.openAppend(`${to}/${file}`);
-    try {
-      await copyRange(fs, `${from}/${file}`, out, at.size, now.size);
-      await out.flush();
-    } finally {
-      await out.close();
+
+  /** Copies what the old generation gained up to `extents`; `flush`: each touched file and the directory. */
+  async to(extents: OldExtents, flush: boolean): Promise<void> {
+    if (extents.mainSize > this.mainSize) {
+      await this.append(MAIN_FILE, this.mainSize, extents.mainSize, flush);
+      this.mainSize = extents.mainSize;
     }
-    shifts.set(file, { cut: at.cut, cutLines: at.cutLines });
-    files.set(file, { size: now.size - at.cut, lines: now.lines - at.cutLines });
+    for (const [file, now] of extents.files) {
+      const done = this.copied.get(file);
+      const at = done ?? this.skipped.get(file) ?? { size: 0, lines: 0 };
+      const start = done ? done.end : (at as FileExtent).size;
+      // Nothing kept and nothing new: a file whose records are all obsolete (terminal task, retired document).
+      if (now.size === start) continue;
+      if (now.size < start)
+        throw new StorageCorrupted(
+          `${file} shrank from ${start} to ${now.size} bytes during a compaction`,
+          {
+            file,
+          },
+        );
+      await this.append(file, start, now.size, flush);
+      if (done) {
+        done.end = now.size;
+        done.endLines = now.lines;
+      } else {
+        const from = at as FileExtent;
+        this.copied.set(file, {
+          cut: from.size,
+          cutLines: from.lines,
+          end: now.size,
+          endLines: now.lines,
+        });
+        this.skipped.delete(file);
+      }
+    }
+    if (flush) await this.fs.flush(this.into);
   }
-  // Every revision the index may read must be in the new generation before the switch.
-  for (const doc of state.documents.values())
-    if (doc.revisions.length > 0 && !shifts.has(documentFile(doc.record.id)))
-      throw new StorageCorrupted(
-        `document ${doc.record.id} keeps revisions, but its file was not carried into the new generation`,
-        { file: documentFile(doc.record.id) },
-      );
-  await fs.flush(to);
-  return { shifts, files };
+
+  /**
+   * Where each file the index knows sits in the new generation. Every
+   * revision the index may read must be there: checked before the switch.
+   */
+  result(state: JsonlIndex): CaughtUp {
+    const shifts = new Map<string, { cut: number; cutLines: number }>();
+    const files = new Map<string, FileExtent>();
+    for (const file of state.files.keys()) {
+      const c = this.copied.get(file);
+      if (c === undefined) continue;
+      shifts.set(file, { cut: c.cut, cutLines: c.cutLines });
+      files.set(file, { size: c.end - c.cut, lines: c.endLines - c.cutLines });
+    }
+    for (const doc of state.documents.values())
+      if (doc.revisions.length > 0 && !shifts.has(documentFile(doc.record.id)))
+        throw new StorageCorrupted(
+          `document ${doc.record.id} keeps revisions, but its file was not carried into the new generation`,
+          { file: documentFile(doc.record.id) },
+        );
+    return { shifts, files };
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FileSystem } from "./file-system.js";
-import { catchUp, moveIndex, type CaughtUp } from "./compaction-catch-up.js";
+import { CatchUp, moveIndex, oldExtents, type CaughtUp } from "./compaction-catch-up.js";
 import { generationDir, POINTER_TEMP, preparePointer, switchPointer } from "./generation.js";
 import { removeGeneration, type GenerationCleanup } from "./generation-cleanup.js";
 import type { JsonlIndex } from "./jsonl-index.js";
@@ -60,16 +60,19 @@ async function abandon(host: CompactionHost, generation: number): Promise<void> 
 }
 
 /**
- * One compaction, in three steps:
+ * One compaction, in four steps:
  *
  * 1. between two commit calls, the index is captured (cheap: references
  *    and copies of the mutable parts) with main.jsonl's size;
  * 2. while commits go on into the old generation, the new one is written
- *    from the capture (snapshot, copied document files, empty tail), all
- *    flushed;
- * 3. between two commit calls again, what was committed meanwhile is
- *    appended to the new generation byte for byte (`catchUp`), the pointer
- *    is switched (temp, flush, rename, flush), and the backend moves over.
+ *    from the capture (snapshot, copied document files, empty tail), what
+ *    was committed meanwhile is appended to it byte for byte (`CatchUp`),
+ *    all flushed, and the new pointer is written to `CURRENT.tmp`, flushed;
+ * 3. between two commit calls again, the last few commits are caught up,
+ *    the pointer is renamed over `CURRENT` (the switch; with fsync the
+ *    directory is flushed right away) and the backend moves over;
+ * 4. without fsync, the directory is flushed now, off the commit line; then
+ *    the old generation is removed, after history reads still using it end.
  *
  * A fault before the rename abandons the new generation: the storage goes
  * on in the old one, nothing lost. A fault in the rename or after it leaves
@@ -101,19 +104,31 @@ export async function compact(host: CompactionHost, next: number): Promise<Compa
     await abandon(host, next);
     throw error;
   }
+  // Most of the catching up, and the pointer's temp file, while commits go on.
+  const catchUp = new CatchUp(fs, start.from, to, start.taken, written.copied);
+  try {
+    await catchUp.to(await host.exclusive(() => oldExtents(fs, start.from, host.index)), true);
+    await preparePointer(fs, root, next);
+  } catch (error) {
+    await abandon(host, next);
+    await fs.remove(`${root}/${POINTER_TEMP}`).catch(() => undefined);
+    throw error;
+  }
   const after = await host.exclusive(async () => {
     host.check();
     let caught: CaughtUp;
     try {
-      caught = await catchUp(fs, start.from, to, start.taken, written.copied, host.index);
-      await preparePointer(fs, root, next);
+      // The last few commits. Flushed only with fsync: without it they are not promised to
+      // survive power loss, and everything older is flushed already.
+      await catchUp.to(await oldExtents(fs, start.from, host.index), host.fsync);
+      caught = catchUp.result(host.index);
     } catch (error) {
       await abandon(host, next);
       await fs.remove(`${root}/${POINTER_TEMP}`).catch(() => undefined);
       throw error;
     }
     try {
-      await switchPointer(fs, root);
+      await switchPointer(fs, root, host.fsync);
       moveIndex(host.index, caught);
       await host.adopt(next, to);
     } catch (error) {
@@ -122,6 +137,27 @@ export async function compact(host: CompactionHost, next: number): Promise<Compa
     const tail = (await fs.stat(`${to}/${MAIN_FILE}`))?.size ?? 0;
     return { total: written.snapshotBytes + tail + sum(host.index.files), tail };
   });
+  // Without fsync the switch is made durable here, off the commit line, and before the old
+  // generation goes: a failure leaves the old generation in place (the next open removes it).
+  if (!host.fsync)
+    try {
+      await fs.flush(root);
+    } catch (error) {
+      const cleanup: GenerationCleanup = {
+        removed: [],
+        setAside: [],
+        deferred: [{ file: generationDir(start.previous), error: String(error) }],
+      };
+      return {
+        generation: next,
+        seq: start.taken.seq,
+        bytesBefore: start.bytesBefore,
+        bytesAfter: after.total,
+        snapshotBytes: written.snapshotBytes,
+        tailBytes: after.tail,
+        cleanup,
+      };
+    }
   await host.readsDone();
   const cleanup: GenerationCleanup = { removed: [], setAside: [], deferred: [] };
   const aside = new SetAside(fs, root, host.fsync);

@@ -129,10 +129,11 @@ export async function preparePointer(
 
 /**
  * Makes the prepared pointer the current one: renamed over `CURRENT`, then
- * the directory flushed. A crash before the rename leaves the old pointer
- * whole; after it, the new one.
+ * (with `flush`) the directory flushed. A crash before the rename leaves the
+ * old pointer whole; after it, the new one. The caller flushes the directory
+ * itself, before removing the old generation, when `flush` is false.
  */
-export async function switchPointer(fs: FileSystem, root: string): Promise<void> {
+export async function switchPointer(fs: FileSystem, root: string, flush: boolean): Promise<void> {
   await fs.rename(`${root}/${POINTER_TEMP}`, `${root}/${POINTER_FILE}`);
-  await fs.flush(root);
+  if (flush) await fs.flush(root);
 }
