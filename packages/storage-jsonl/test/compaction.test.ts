@@ -1,9 +1,21 @@
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { crc32 } from "node:zlib";
 import { join } from "node:path";
 import type { DocumentId, EntryId, Seq, TaskId } from "@durably/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openJsonlStorage, type JsonlStorage } from "../src/index.js";
+import {
+  nodeFileSystem,
+  openJsonlStorage,
+  type FileSystem,
+  type JsonlStorage,
+} from "../src/index.js";
 import { commitAll, w } from "./support/records.js";
 import { tempDir } from "./support/temp-dir.js";
 
@@ -263,6 +275,39 @@ describe("recovery inside a generation", () => {
     const saved = reopened.recovery.truncated[0]?.savedAs as string;
     expect(readFileSync(file(saved), "utf8")).toBe('{"format":1,"type":"commit","seq":3,"wri');
     expect((await reopened.entry(3 as EntryId))?.entry.data).toBe("in the tail");
+    await reopened.close();
+  });
+});
+
+describe("reopen of a compacted storage", () => {
+  it("reads only the current generation, every file in ranges of at most 1 MiB, never whole", async () => {
+    const storage = await openJsonlStorage(dir.path, { compaction: false });
+    await commitAll(storage, [w.conversation(1), w.createDoc(4, 1, { text: "" }, "rewindable")]);
+    const filler = "x".repeat(4096);
+    for (let call = 0; call < 10; call++)
+      await commitAll(
+        storage,
+        Array.from({ length: 100 }, (_, b) => w.entry(100 + call * 100 + b, 1, filler)),
+        [w.setText(4, filler.repeat(8) + String(call))],
+      );
+    await storage.compact();
+    await storage.close();
+    expect(statSync(file("gen-1/snapshot.jsonl")).size).toBeGreaterThan(3 * 1024 * 1024);
+    const reads: { path: string; length: number | "whole" }[] = [];
+    const fs: FileSystem = {
+      ...nodeFileSystem,
+      read(path, range) {
+        reads.push({ path: path.slice(dir.path.length + 1), length: range?.length ?? "whole" });
+        return nodeFileSystem.read(path, range);
+      },
+    };
+    const reopened = await openJsonlStorage(dir.path, { fs });
+    expect(reads.filter((r) => r.length === "whole")).toEqual([]);
+    expect(Math.max(...reads.map((r) => r.length as number))).toBeLessThanOrEqual(1024 * 1024);
+    expect(new Set(reads.map((r) => r.path))).toEqual(
+      new Set(["CURRENT", "gen-1/snapshot.jsonl", "gen-1/main.jsonl", "gen-1/doc-4.jsonl"]),
+    );
+    expect((await reopened.entry(1099 as EntryId))?.entry.data).toBe(filler);
     await reopened.close();
   });
 });
