@@ -59,40 +59,44 @@ for (const fsync of [false, true]) {
     });
 
     const samples = fsync ? 4 : 6;
-    it(`${SOAK ? "every point" : `${samples} seeded points`}: the reopen finds the old or the new generation, every acknowledged commit, never a mix`, async () => {
-      const random = prng(SEED + (fsync ? 1 : 0));
-      const chosen: { index: number; when: "before" | "after" }[] = [];
-      if (SOAK)
-        for (let index = 0; index < points.length; index++)
-          chosen.push({ index, when: "before" }, { index, when: "after" });
-      else {
-        // Always the switch itself, then a random sample of the rest.
-        const rename = points.findIndex((p) => p.endsWith("rename CURRENT.tmp"));
-        chosen.push({ index: rename, when: random() < 0.5 ? "before" : "after" });
-        while (chosen.length < samples)
-          chosen.push({
-            index: Math.floor(random() * points.length),
-            when: random() < 0.5 ? "before" : "after",
-          });
-      }
-      const generations = new Set<number>();
-      for (const { index, when } of chosen) {
-        const dir = tempDir();
-        try {
-          cpSync(template.path, dir.path, { recursive: true });
-          const run = await runCompactionChild(dir.path, fsync, `${index}:${when}`);
-          const where = `seed ${SEED}: SIGKILL ${when} ${points[index]}`;
-          // Operations shift a little with the commits the catch-up copies: a point past the end is a run without a kill.
-          if (run.signal !== "SIGKILL")
-            expect(run.lines, `${where}: ${run.stderr}`).toContain("done");
-          const found = await expectOneWholeGeneration(dir.path, fsync, run, where);
-          generations.add(found.generation);
-        } finally {
-          dir.remove();
+    it(
+      `${SOAK ? "every point" : `${samples} seeded points`}: the reopen finds the old or the new generation, every acknowledged commit, never a mix`,
+      async () => {
+        const random = prng(SEED + (fsync ? 1 : 0));
+        const chosen: { index: number; when: "before" | "after" }[] = [];
+        if (SOAK)
+          for (let index = 0; index < points.length; index++)
+            chosen.push({ index, when: "before" }, { index, when: "after" });
+        else {
+          // Always the switch itself, then a random sample of the rest.
+          const rename = points.findIndex((p) => p.endsWith("rename CURRENT.tmp"));
+          chosen.push({ index: rename, when: random() < 0.5 ? "before" : "after" });
+          while (chosen.length < samples)
+            chosen.push({
+              index: Math.floor(random() * points.length),
+              when: random() < 0.5 ? "before" : "after",
+            });
         }
-      }
-      // The sample is small: only the soak insists on landing on both sides of the switch.
-      if (SOAK) expect([...generations].sort(), `seed ${SEED}`).toEqual([0, 1]);
-    }, SOAK ? 3_600_000 : 300_000);
+        const generations = new Set<number>();
+        for (const { index, when } of chosen) {
+          const dir = tempDir();
+          try {
+            cpSync(template.path, dir.path, { recursive: true });
+            const run = await runCompactionChild(dir.path, fsync, `${index}:${when}`);
+            const where = `seed ${SEED}: SIGKILL ${when} ${points[index]}`;
+            // Operations shift a little with the commits the catch-up copies: a point past the end is a run without a kill.
+            if (run.signal !== "SIGKILL")
+              expect(run.lines, `${where}: ${run.stderr}`).toContain("done");
+            const found = await expectOneWholeGeneration(dir.path, fsync, run, where);
+            generations.add(found.generation);
+          } finally {
+            dir.remove();
+          }
+        }
+        // The sample is small: only the soak insists on landing on both sides of the switch.
+        if (SOAK) expect([...generations].sort(), `seed ${SEED}`).toEqual([0, 1]);
+      },
+      SOAK ? 3_600_000 : 300_000,
+    );
   });
 }
