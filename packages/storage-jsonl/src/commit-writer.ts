@@ -21,6 +21,10 @@ export interface SerializedCall {
   /** `placements[b][w]`: where the sidecar record of batch b's write w (its index as written) goes. */
   placements: (Placement | undefined)[][];
   persistedHighWater: number;
+  /** Bytes a compaction would keep (markers with records, rewindable history): the live-data estimate. */
+  keptBytes: number;
+  /** Bytes appended to main.jsonl. */
+  markerBytes: number;
 }
 
 export function isTerminal(task: TaskRecord): boolean {
@@ -39,6 +43,7 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
   const sidecars = new Map<string, { text: string; extent: FileExtent; isNew: boolean }>();
   const placements: (Placement | undefined)[][] = [];
   let markers = "";
+  let keptBytes = 0;
   let persisted = state.persistedHighWater;
   // Every record names its call by the call's first seq: recovery accepts unconfirmed records of one call only.
   const call = batches[0]?.seq ?? 0;
@@ -46,7 +51,8 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
     const writes: MarkerWrite[] = [];
     const batchPlacements: (Placement | undefined)[] = [];
     let ordinal = 0;
-    const sidecar = (file: string, payload: RecordPayload, index: number): number => {
+    let hasRecord = false;
+    const sidecar = (file: string, payload: RecordPayload, index: number, kept = false): number => {
       const line = encodeRecord({ seq: batch.seq, call, ordinal, payload });
       let chunk = sidecars.get(file);
       if (chunk === undefined) {
@@ -61,6 +67,7 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
       const length = Buffer.byteLength(line);
       batchPlacements[index] = { offset: chunk.extent.size, length, line: chunk.extent.lines + 1 };
       chunk.text += line;
+      if (kept) keptBytes += length;
       chunk.extent.size += length;
       chunk.extent.lines += 1;
       return ordinal++;
@@ -71,12 +78,15 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
         case "conversation":
         case "entry":
         case "submission":
+          hasRecord = true;
           writes.push({ type: write.type, value: write.value } as MarkerWrite);
           break;
         case "task":
           // A terminal task is final: inline, so its sidecar can be reclaimed.
-          if (isTerminal(write.value)) writes.push({ type: "task", value: write.value });
-          else
+          if (isTerminal(write.value)) {
+            hasRecord = true;
+            writes.push({ type: "task", value: write.value });
+          } else
             writes.push({
               type: "task",
               id: write.value.id,
@@ -89,7 +99,9 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
           break;
         case "document.create": {
           const id = write.record.id;
-          const at = sidecar(documentFile(id), { type: "document", id, content: write.content }, i);
+          hasRecord = true;
+          const content = { type: "document" as const, id, content: write.content };
+          const at = sidecar(documentFile(id), content, i, !write.currentOnly);
           const record = newRecordOf(write.record);
           writes.push(
             write.copiedFrom
@@ -106,10 +118,12 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
               documentFile(write.id),
               { type: "document", id: write.id, content: write.content },
               i,
+              !write.currentOnly,
             ),
           });
           break;
         case "document.retire":
+          hasRecord = true;
           writes.push({ type: "document.retire", id: write.id });
           break;
       }
@@ -117,10 +131,19 @@ export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]):
     const highWater = Math.max(state.highWater, batch.highestId);
     const ids = highWater > persisted ? highWater : undefined;
     if (ids !== undefined) persisted = ids;
-    markers += encodeMarker({ seq: batch.seq, writes, ...(ids === undefined ? {} : { ids }) });
+    const marker = encodeMarker({ seq: batch.seq, writes, ...(ids === undefined ? {} : { ids }) });
+    if (hasRecord) keptBytes += Buffer.byteLength(marker);
+    markers += marker;
     placements.push(batchPlacements);
   }
-  return { sidecars, markers, placements, persistedHighWater: persisted };
+  return {
+    sidecars,
+    markers,
+    placements,
+    persistedHighWater: persisted,
+    keptBytes,
+    markerBytes: Buffer.byteLength(markers),
+  };
 }
 
 async function settleAll(jobs: Promise<void>[]): Promise<void> {

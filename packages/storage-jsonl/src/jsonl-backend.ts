@@ -14,10 +14,13 @@ import { isTerminal, serializeCall, writeCall } from "./commit-writer.js";
 import { readHistory } from "./document-history.js";
 import type { AppendFile, FileLock, FileSystem } from "./file-system.js";
 import type { JsonlDocument, JsonlIndex, Placement, RevisionRef } from "./jsonl-index.js";
-import { documentFile, taskFile } from "./line-format.js";
+import { documentFile, MAIN_FILE, taskFile } from "./line-format.js";
 import { Mutex } from "./mutex.js";
 import { removeSidecar, rewriteDocument, worthRewriting, type ReclaimContext } from "./reclaim.js";
 import { SerialQueue } from "./serial-queue.js";
+import { compact, type CompactionHost, type CompactionResult } from "./compaction.js";
+import { InFlight } from "./in-flight.js";
+import { SizeTrigger } from "./size-trigger.js";
 
 const NO_COPIES: ReadonlyMap<string, CurrentValue> = new Map();
 
@@ -43,7 +46,18 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
   private readonly queue = new SerialQueue();
   /** Serialises rewrites of current-only sidecars with the history reads that depend on their offsets. */
   private readonly rewriteGate = new Mutex();
-  private readonly handles: AppendHandles;
+  private handles: AppendHandles;
+  private main: AppendFile;
+  /** The current generation (0: the layout of earlier versions) and the directory of its files. */
+  private generation: number;
+  private genDir: string;
+  /** The generation the next compaction writes. */
+  private nextGeneration: number;
+  private compacting: Promise<CompactionResult> | undefined;
+  /** Why the last compaction started by size failed (reported, never thrown at a commit). */
+  lastCompactionError: unknown;
+  /** History reads under way, so a compaction removes old files only after them. */
+  private readonly reads = new InFlight();
   private poisonCause: unknown;
   private poisoned = false;
   /** Files whose reclamation a commit authorised. */
@@ -56,18 +70,85 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
     readonly directory: string,
     private readonly fsync: boolean,
     private readonly lock: FileLock,
-    private readonly main: AppendFile,
+    where: { generation: number; directory: string; main: AppendFile; next: number },
     protected override readonly index: JsonlIndex,
-    maxOpenFiles: number,
+    private readonly maxOpenFiles: number,
+    private readonly trigger: SizeTrigger | undefined,
   ) {
     super(index);
     this.name = `JSONL storage ${directory}`;
-    this.handles = new AppendHandles(fs, directory, maxOpenFiles);
+    this.generation = where.generation;
+    this.genDir = where.directory;
+    this.main = where.main;
+    this.nextGeneration = where.next;
+    this.handles = new AppendHandles(fs, where.directory, maxOpenFiles);
   }
 
   private get reclaimContext(): ReclaimContext {
-    const { fs, directory, index: state, handles, fsync } = this;
+    const { fs, genDir: directory, index: state, handles, fsync } = this;
     return { fs, directory, state, handles, fsync };
+  }
+
+  /** The generation the storage lives in (0 until the first compaction of a directory of format 1 or 2). */
+  get currentGeneration(): number {
+    return this.generation;
+  }
+
+  /**
+   * Compacts now (or joins the compaction under way): see `compact`.
+   * Commits go on meanwhile. Rejects when it fails; a failure before the
+   * switch leaves the storage as it was, one after it poisons.
+   */
+  compact(): Promise<CompactionResult> {
+    if (this.compacting !== undefined) return this.compacting;
+    if (this.poisoned) return Promise.reject(this.poisonError());
+    const generation = this.nextGeneration++;
+    let keptAtCapture = 0;
+    const host = this.compactionHost(() => (keptAtCapture = this.trigger?.captured() ?? 0));
+    const running = compact(host, generation)
+      .then((result) => {
+        this.trigger?.compacted(result, keptAtCapture);
+        return result;
+      })
+      .finally(() => {
+        this.compacting = undefined;
+        this.scheduleReclaim();
+      });
+    this.compacting = running;
+    return running;
+  }
+
+  private compactionHost(onCapture: () => void): CompactionHost {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const backend = this;
+    return {
+      fs: this.fs,
+      root: this.directory,
+      fsync: this.fsync,
+      index: this.index,
+      get generation() {
+        return backend.generation;
+      },
+      get generationDirectory() {
+        return backend.genDir;
+      },
+      onCapture,
+      exclusive: (job) => this.queue.run(job),
+      check: () => {
+        if (this.poisoned) throw this.poisonError();
+      },
+      poison: (cause) => this.poison(cause),
+      adopt: async (generation, directory) => {
+        const old = { handles: this.handles, main: this.main };
+        this.generation = generation;
+        this.genDir = directory;
+        this.handles = new AppendHandles(this.fs, directory, this.maxOpenFiles);
+        this.main = await this.fs.openAppend(`${directory}/${MAIN_FILE}`);
+        await old.handles.closeAll();
+        await old.main.close();
+      },
+      readsDone: () => this.reads.idle(),
+    };
   }
 
   failure(): StoragePoisoned | undefined {
@@ -107,7 +188,7 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
     if (plans.length === 0) return { stored: 0 };
     const serialized = serializeCall(state, plans);
     try {
-      await writeCall(this.fs, this.directory, this.handles, this.main, serialized, this.fsync);
+      await writeCall(this.fs, this.genDir, this.handles, this.main, serialized, this.fsync);
       await this.handles.trim();
     } catch (error) {
       throw this.poison(error);
@@ -119,6 +200,14 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
       this.noteReclaimable(plan);
     });
     state.persistedHighWater = serialized.persistedHighWater;
+    if (
+      this.trigger?.grew(serialized, state) === true &&
+      this.compacting === undefined &&
+      !this.poisoned
+    )
+      this.compact().catch((error: unknown) => {
+        this.lastCompactionError = error;
+      });
     return { stored: plans.length };
   }
 
@@ -154,9 +243,12 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
     at: number,
   ): Promise<{ revisions: StoredRevision[]; where: string }> {
     // Only current-only files are ever rewritten, so only their history reads wait for rewrites.
+    // The directory is read when the read starts, with the positions: both change together at a switch.
     if (doc.currentOnly)
-      return this.rewriteGate.lock(() => readHistory(this.fs, this.directory, doc, at));
-    return readHistory(this.fs, this.directory, doc, at);
+      return this.reads.track(
+        this.rewriteGate.lock(() => readHistory(this.fs, this.genDir, doc, at)),
+      );
+    return this.reads.track(readHistory(this.fs, this.genDir, doc, at));
   }
 
   private noteReclaimable(plan: BatchPlan): void {
@@ -176,7 +268,8 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
 
   /** Runs the reclamation earlier commits authorised; their markers are already in main.jsonl (and flushed with fsync). */
   private async reclaim(): Promise<void> {
-    if (this.poisoned || this.reclaimable.size === 0) return;
+    // A compaction copies files as they stood at its capture: reclamation waits for it.
+    if (this.poisoned || this.reclaimable.size === 0 || this.compacting !== undefined) return;
     const pending = [...this.reclaimable];
     this.reclaimable.clear();
     try {
@@ -210,6 +303,7 @@ export class JsonlBackend extends IndexedBackend<RevisionRef> {
 
   /** Runs the pending reclamation, closes every file and releases the lock. */
   async close(): Promise<void> {
+    await this.compacting?.catch(() => undefined);
     await this.queue.run(() => this.reclaim());
     try {
       await this.handles.closeAll();

@@ -35,7 +35,8 @@ function noHistory(): never {
  * newest replacement in its file (`finish` puts it).
  */
 export class MarkerReplay {
-  readonly state = new JsonlIndex();
+  /** `state`: the index a generation's snapshot rebuilt, when the tail continues one. */
+  constructor(readonly state = new JsonlIndex()) {}
 
   apply(marker: Marker, line: number): void {
     const writes: StorageWrite[] = [];
