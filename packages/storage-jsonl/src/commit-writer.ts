@@ -1,8 +1,8 @@
 import type { NewDocumentRecord, TaskRecord } from "@durably/core";
+import type { BatchPlan } from "@durably/core/storage";
 import type { AppendHandles } from "./append-handles.js";
-import type { Placement } from "./apply-batch.js";
 import type { AppendFile, FileSystem } from "./file-system.js";
-import type { FileExtent, JsonlState } from "./jsonl-state.js";
+import type { FileExtent, JsonlIndex, Placement } from "./jsonl-index.js";
 import {
   documentFile,
   encodeMarker,
@@ -11,7 +11,6 @@ import {
   type MarkerWrite,
   type RecordPayload,
 } from "./line-format.js";
-import type { PreparedBatch } from "./prepare-batch.js";
 
 /** The bytes one `commit` call appends, and where each sidecar record will sit. */
 export interface SerializedCall {
@@ -19,9 +18,13 @@ export interface SerializedCall {
   sidecars: Map<string, { text: string; extent: FileExtent; isNew: boolean }>;
   /** Every batch's marker, one line each, appended to main.jsonl in one write. */
   markers: string;
-  /** `placements[b][w]`: where write w of batch b's sidecar record goes. */
+  /** `placements[b][w]`: where the sidecar record of batch b's write w (its index as written) goes. */
   placements: (Placement | undefined)[][];
   persistedHighWater: number;
+  /** Bytes a compaction would keep (markers with records, rewindable history): the live-data estimate. */
+  keptBytes: number;
+  /** Bytes appended to main.jsonl. */
+  markerBytes: number;
 }
 
 export function isTerminal(task: TaskRecord): boolean {
@@ -36,13 +39,11 @@ function newRecordOf(
 }
 
 /** Turns prepared batches into format-1 lines (markers reference their sidecar records by `(seq, ordinal)`). */
-export function serializeCall(
-  state: JsonlState,
-  batches: readonly PreparedBatch[],
-): SerializedCall {
+export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]): SerializedCall {
   const sidecars = new Map<string, { text: string; extent: FileExtent; isNew: boolean }>();
   const placements: (Placement | undefined)[][] = [];
   let markers = "";
+  let keptBytes = 0;
   let persisted = state.persistedHighWater;
   // Every record names its call by the call's first seq: recovery accepts unconfirmed records of one call only.
   const call = batches[0]?.seq ?? 0;
@@ -50,7 +51,8 @@ export function serializeCall(
     const writes: MarkerWrite[] = [];
     const batchPlacements: (Placement | undefined)[] = [];
     let ordinal = 0;
-    const sidecar = (file: string, payload: RecordPayload, index: number): number => {
+    let hasRecord = false;
+    const sidecar = (file: string, payload: RecordPayload, index: number, kept = false): number => {
       const line = encodeRecord({ seq: batch.seq, call, ordinal, payload });
       let chunk = sidecars.get(file);
       if (chunk === undefined) {
@@ -65,21 +67,26 @@ export function serializeCall(
       const length = Buffer.byteLength(line);
       batchPlacements[index] = { offset: chunk.extent.size, length, line: chunk.extent.lines + 1 };
       chunk.text += line;
+      if (kept) keptBytes += length;
       chunk.extent.size += length;
       chunk.extent.lines += 1;
       return ordinal++;
     };
-    batch.writes.forEach((write, i) => {
+    for (const write of batch.writes) {
+      const i = write.index;
       switch (write.type) {
         case "conversation":
         case "entry":
         case "submission":
-          writes.push(write);
+          hasRecord = true;
+          writes.push({ type: write.type, value: write.value } as MarkerWrite);
           break;
         case "task":
           // A terminal task is final: inline, so its sidecar can be reclaimed.
-          if (isTerminal(write.value)) writes.push({ type: "task", value: write.value });
-          else
+          if (isTerminal(write.value)) {
+            hasRecord = true;
+            writes.push({ type: "task", value: write.value });
+          } else
             writes.push({
               type: "task",
               id: write.value.id,
@@ -90,17 +97,15 @@ export function serializeCall(
               ),
             });
           break;
-        case "document.new": {
+        case "document.create": {
           const id = write.record.id;
-          const at = sidecar(
-            documentFile(id),
-            { type: "document", id, content: write.base as never },
-            i,
-          );
+          hasRecord = true;
+          const content = { type: "document" as const, id, content: write.content };
+          const at = sidecar(documentFile(id), content, i, !write.currentOnly);
           const record = newRecordOf(write.record);
           writes.push(
-            write.source
-              ? { type: "document.copy", record, source: write.source, ordinal: at }
+            write.copiedFrom
+              ? { type: "document.copy", record, source: write.copiedFrom, ordinal: at }
               : { type: "document.create", record, ordinal: at },
           );
           break;
@@ -111,23 +116,34 @@ export function serializeCall(
             id: write.id,
             ordinal: sidecar(
               documentFile(write.id),
-              { type: "document", id: write.id, content: write.content as never },
+              { type: "document", id: write.id, content: write.content },
               i,
+              !write.currentOnly,
             ),
           });
           break;
         case "document.retire":
-          writes.push(write);
+          hasRecord = true;
+          writes.push({ type: "document.retire", id: write.id });
           break;
       }
-    });
+    }
     const highWater = Math.max(state.highWater, batch.highestId);
     const ids = highWater > persisted ? highWater : undefined;
     if (ids !== undefined) persisted = ids;
-    markers += encodeMarker({ seq: batch.seq, writes, ...(ids === undefined ? {} : { ids }) });
+    const marker = encodeMarker({ seq: batch.seq, writes, ...(ids === undefined ? {} : { ids }) });
+    if (hasRecord) keptBytes += Buffer.byteLength(marker);
+    markers += marker;
     placements.push(batchPlacements);
   }
-  return { sidecars, markers, placements, persistedHighWater: persisted };
+  return {
+    sidecars,
+    markers,
+    placements,
+    persistedHighWater: persisted,
+    keptBytes,
+    markerBytes: Buffer.byteLength(markers),
+  };
 }
 
 async function settleAll(jobs: Promise<void>[]): Promise<void> {

@@ -27,6 +27,12 @@ export interface FileSystem {
   rename(from: string, to: string): Promise<void>;
   /** Deletes a file; no-op when it does not exist. */
   remove(path: string): Promise<void>;
+  /**
+   * Removes an empty directory (fails when it is not empty). Optional: a
+   * file system without it leaves the empty directory of a generation a
+   * compaction superseded.
+   */
+  removeDirectory?(path: string): Promise<void>;
   /** Cuts a file to `size` bytes. */
   truncate(path: string, size: number): Promise<void>;
   /**

@@ -1,4 +1,9 @@
 export { openJsonlStorage, JsonlStorage, type JsonlStorageOptions } from "./jsonl-storage.js";
+export type { CompactionResult } from "./compaction.js";
+export type { CompactionOptions } from "./size-trigger.js";
+export type { GenerationCleanup } from "./generation-cleanup.js";
+export { SNAPSHOT_FORMAT, SNAPSHOT_FILE } from "./snapshot-format.js";
+export { POINTER_FILE } from "./generation.js";
 export type { FileSystem, AppendFile, FileLock } from "./file-system.js";
 export { nodeFileSystem } from "./node-file-system.js";
 export type { RecoveryReport } from "./recovery.js";

@@ -141,6 +141,10 @@ export const nodeFileSystem: FileSystem = {
     await fs.promises.rm(path, { force: true });
   },
 
+  async removeDirectory(path) {
+    await fs.promises.rmdir(path);
+  },
+
   async truncate(path, size) {
     await fs.promises.truncate(path, size);
   },

@@ -1,4 +1,5 @@
 import { StorageCorrupted, StorageVersionError } from "@durably/core";
+import { isCurrentOnly } from "@durably/core/storage";
 import type { FileSystem } from "./file-system.js";
 import {
   decodeMarker,
@@ -14,8 +15,10 @@ import { FileLines } from "./line-reader.js";
 export interface Ref {
   seq: number;
   ordinal: number;
-  /** Line of main.jsonl confirming the record. */
+  /** Line of main.jsonl confirming the record (of `by` when set). */
   markerLine: number;
+  /** The file confirming it when not main.jsonl (a generation's snapshot). */
+  by?: string;
 }
 
 /** A sidecar file that markers reference, with its refs in marker order. */
@@ -38,6 +41,8 @@ export interface MarkerLog {
   lastSeq: number;
   /** Offset just past the last complete line; bytes after it are a torn final line. */
   end: number;
+  /** Bytes of the marker lines that carry records (what a compaction keeps of main.jsonl). */
+  keptBytes: number;
   size: number;
 }
 
@@ -67,6 +72,16 @@ export function lineProblem(file: string, line: number, error: unknown): Storage
   return corrupted(file, line, error.message, cause);
 }
 
+/** What a generation's snapshot confirms before its tail (main.jsonl) starts. */
+export interface MarkerSeed {
+  /** The snapshot's seq: the tail's first marker has the next one. */
+  seq: number;
+  /** Document sidecars with the refs the snapshot confirms. */
+  sidecars: Map<number, Sidecar>;
+  /** Document id to whether it keeps its current value only. */
+  currentOnly: Map<number, boolean>;
+}
+
 /**
  * Streams main.jsonl (never whole: see `FileLines`), decoding every marker,
  * handing it to `apply` (which replays it into the index) and noting which
@@ -77,11 +92,12 @@ export function lineProblem(file: string, line: number, error: unknown): Storage
 export async function readMarkers(
   fs: FileSystem,
   directory: string,
-  apply: (marker: Marker, line: number) => Promise<void>,
+  apply: (marker: Marker, line: number) => void,
+  seed?: MarkerSeed,
 ): Promise<MarkerLog | undefined> {
   let count = 0;
-  const sidecars = new Map<number, Sidecar>();
-  const currentOnly = new Map<number, boolean>();
+  const sidecars = seed?.sidecars ?? new Map<number, Sidecar>();
+  const currentOnly = new Map<number, boolean>(seed?.currentOnly);
   const retired = new Set<number>();
   const taskFinal = new Map<number, boolean>();
   const confirm = (isTask: boolean, id: number, ref: Ref) => {
@@ -95,7 +111,8 @@ export async function readMarkers(
     sidecar.refs.push(ref);
   };
   const lines = new FileLines(fs, `${directory}/${MAIN_FILE}`);
-  let previous = 0;
+  let previous = seed?.seq ?? 0;
+  let keptBytes = 0;
   for (let window = await lines.next(); window; window = await lines.next())
     while (window.next()) {
       const markerLine = window.line;
@@ -117,10 +134,13 @@ export async function readMarkers(
         );
       previous = seq;
       count++;
+      let hasRecord = false;
       for (const write of marker.writes) {
+        if (write.type !== "document.change" && !(write.type === "task" && !("value" in write)))
+          hasRecord = true;
         if (write.type === "document.create" || write.type === "document.copy") {
           const r = write.record;
-          currentOnly.set(r.id, r.scope.kind !== "conversation" || r.history !== "rewindable");
+          currentOnly.set(r.id, isCurrentOnly(r));
           confirm(false, r.id, { seq, ordinal: write.ordinal, markerLine });
         } else if (write.type === "document.change")
           confirm(false, write.id, { seq, ordinal: write.ordinal, markerLine });
@@ -133,7 +153,8 @@ export async function readMarkers(
           }
         }
       }
-      await apply(marker, markerLine);
+      if (hasRecord) keptBytes += window.length;
+      apply(marker, markerLine);
     }
   if (!lines.exists) return undefined;
   const obsolete = new Set<string>();
@@ -150,5 +171,6 @@ export async function readMarkers(
     lastSeq: previous,
     end: lines.end,
     size: lines.size,
+    keptBytes,
   };
 }

@@ -87,7 +87,7 @@ export async function scanSidecar(
     corrupted(
       file,
       line,
-      `record (seq ${ref.seq}, ordinal ${ref.ordinal}) confirmed by ${MAIN_FILE} line ${ref.markerLine} is missing`,
+      `record (seq ${ref.seq}, ordinal ${ref.ordinal}) confirmed by ${ref.by ?? MAIN_FILE} line ${ref.markerLine} is missing`,
     );
   for (let window = await lines.next(); window; window = await lines.next())
     while (window.next()) {
@@ -178,7 +178,7 @@ export async function scanSidecar(
       return { ...scan, rewrittenAt: { line: 1, seq: first.seq } };
     if (!lines.exists) {
       const ref = refs[0] as Ref;
-      const gone = `the file is missing, but ${MAIN_FILE} line ${ref.markerLine} confirms its record (seq ${ref.seq}, ordinal ${ref.ordinal})`;
+      const gone = `the file is missing, but ${ref.by ?? MAIN_FILE} line ${ref.markerLine} confirms its record (seq ${ref.seq}, ordinal ${ref.ordinal})`;
       // Reclamation removes such a file after a marker: main.jsonl may have lost that marker instead.
       if (isTask || sidecar.currentOnly)
         return {

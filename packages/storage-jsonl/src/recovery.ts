@@ -1,6 +1,6 @@
 import { StorageCorrupted } from "@durably/core";
 import type { FileSystem } from "./file-system.js";
-import type { JsonlState } from "./jsonl-state.js";
+import type { JsonlIndex } from "./jsonl-index.js";
 import { MAIN_FILE, parseSidecarName } from "./line-format.js";
 import { FileLines } from "./line-reader.js";
 import { checkLostMarkers } from "./lost-markers.js";
@@ -13,6 +13,7 @@ import {
   type UnconfirmedRecord,
 } from "./recovery-sidecars.js";
 import { SetAside } from "./set-aside.js";
+import type { LoadedSnapshot } from "./snapshot-reader.js";
 
 /**
  * What open found and repaired. Nothing recovery cut was confirmed, and
@@ -62,13 +63,26 @@ export async function recover(
   fs: FileSystem,
   directory: string,
   fsync: boolean,
-): Promise<{ state: JsonlState; report: RecoveryReport }> {
+  /** For a generation: its snapshot, and the storage directory (which keeps `recovered/`). */
+  generation?: { snapshot: LoadedSnapshot; root: string },
+): Promise<{
+  state: JsonlIndex;
+  report: RecoveryReport;
+  /** main.jsonl's bytes once repaired, and those of its lines that carry records. */
+  log: { bytes: number; keptBytes: number };
+}> {
   const path = (file: string) => `${directory}/${file}`;
-  const replay = new MarkerReplay();
+  const seed = generation?.snapshot;
+  const replay = new MarkerReplay(seed?.state);
   const [log, names] = await Promise.all([
-    readMarkers(fs, directory, (marker, line) => replay.apply(marker, line)),
+    readMarkers(fs, directory, (marker, line) => replay.apply(marker, line), seed),
     fs.list(directory),
   ]);
+  // A compaction creates its generation's (empty) tail before switching to it.
+  if (log === undefined && seed !== undefined)
+    throw new StorageCorrupted(`${MAIN_FILE} is missing from the generation's directory`, {
+      file: MAIN_FILE,
+    });
   if (log === undefined) {
     const stray = names.find((name) => parseSidecarName(name) !== undefined);
     if (stray !== undefined)
@@ -77,7 +91,7 @@ export async function recover(
         { file: MAIN_FILE },
       );
   }
-  const lastSeq = log?.lastSeq ?? 0;
+  const lastSeq = log?.lastSeq ?? seed?.seq ?? 0;
   const sidecars = log?.sidecars ?? new Map<number, Sidecar>();
   const obsolete = log?.obsolete ?? new Set<string>();
 
@@ -155,12 +169,13 @@ export async function recover(
     removed: [],
     deferred: [],
   };
-  await repair(fs, directory, fsync, { log, scans, strays, removals, report });
+  const aside = new SetAside(fs, directory, fsync, new Date(), generation?.root);
+  await repair(fs, directory, fsync, aside, { log, scans, strays, removals, report });
   const present = new Set(names);
   for (const [file, scan] of scans)
     if (scan.confirmedEnd > 0 || present.has(file))
       state.files.set(file, { size: scan.confirmedEnd, lines: scan.confirmedLines });
-  return { state, report };
+  return { state, report, log: { bytes: log?.end ?? 0, keptBytes: log?.keptBytes ?? 0 } };
 }
 
 /**
@@ -176,6 +191,7 @@ async function repair(
   fs: FileSystem,
   directory: string,
   fsync: boolean,
+  aside: SetAside,
   work: {
     log: MarkerLog | undefined;
     scans: ReadonlyMap<string, SidecarScan>;
@@ -186,7 +202,6 @@ async function repair(
 ): Promise<void> {
   const { log, scans, strays, removals, report } = work;
   const path = (file: string) => `${directory}/${file}`;
-  const aside = new SetAside(fs, directory, fsync);
   const cuts = [...scans].filter(([, scan]) => scan.size > scan.confirmedEnd);
   if (log === undefined) {
     const created = await fs.openAppend(path(MAIN_FILE));

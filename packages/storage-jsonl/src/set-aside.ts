@@ -21,12 +21,14 @@ export class SetAside {
     private readonly directory: string,
     private readonly fsync: boolean,
     now = new Date(),
+    /** The storage directory, which keeps `recovered/` (when `directory` is a generation inside it). */
+    private readonly root = directory,
   ) {
     this.stamp = now.toISOString().replace(/[:]/g, "-");
   }
 
   private get folder(): string {
-    return `${this.directory}/${RECOVERED_DIR}`;
+    return `${this.root}/${RECOVERED_DIR}`;
   }
 
   /** A free name in `recovered/` for `file`, relative to the storage directory. */
@@ -34,7 +36,7 @@ export class SetAside {
     if (this.taken === undefined) {
       await this.fs.mkdir(this.folder);
       // The folder's own entry, when it is new, must be durable before anything relies on it.
-      if (this.fsync) await this.fs.flush(this.directory);
+      if (this.fsync) await this.fs.flush(this.root);
       this.taken = new Set(await this.fs.list(this.folder));
     }
     let name = `${this.stamp}-${file}`;
@@ -50,7 +52,7 @@ export class SetAside {
    */
   async copyTail(file: string, from: number, to: number): Promise<string> {
     const saved = await this.name(file);
-    const out = await this.fs.openAppend(`${this.directory}/${saved}`);
+    const out = await this.fs.openAppend(`${this.root}/${saved}`);
     try {
       for (let at = from; at < to;) {
         const bytes = await this.fs.read(`${this.directory}/${file}`, {
@@ -73,10 +75,18 @@ export class SetAside {
     return saved;
   }
 
+  /** Moves `name` from directory `from` into `recovered/` as `as` (one rename); returns its new relative path. */
+  async moveFrom(from: string, name: string, as: string): Promise<string> {
+    const saved = await this.name(as);
+    await this.fs.rename(`${from}/${name}`, `${this.root}/${saved}`);
+    if (this.fsync) await this.fs.flush(this.folder);
+    return saved;
+  }
+
   /** Moves `file` into `recovered/` (one rename); returns its new relative path. */
   async moveFile(file: string): Promise<string> {
     const saved = await this.name(file);
-    await this.fs.rename(`${this.directory}/${file}`, `${this.directory}/${saved}`);
+    await this.fs.rename(`${this.directory}/${file}`, `${this.root}/${saved}`);
     if (this.fsync) {
       await this.fs.flush(this.folder);
       await this.fs.flush(this.directory);

@@ -18,13 +18,17 @@ export interface SmokeRun {
  * Runs `src/<script>` from sources in smoke mode, as a real child process, with
  * its output going to a fresh folder removed after the file's tests.
  */
-export function smokeRunner(label: string): (script: string) => Promise<SmokeRun> {
+/** `nodeFlags` go before the script (e.g. `--expose-gc`). */
+export function smokeRunner(
+  label: string,
+  nodeFlags: readonly string[] = [],
+): (script: string) => Promise<SmokeRun> {
   const out = mkdtempSync(join(tmpdir(), `durably-bench-${label}-`));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
   return async (script) => {
     const { stdout, stderr } = await run(
       process.execPath,
-      ["--conditions=@durably/source", "--import", "tsx", `src/${script}`, "--smoke"],
+      [...nodeFlags, "--conditions=@durably/source", "--import", "tsx", `src/${script}`, "--smoke"],
       {
         cwd: join(import.meta.dirname, "..", ".."),
         env: { ...process.env, BENCH_SMOKE: "1", BENCH_OUT: out },

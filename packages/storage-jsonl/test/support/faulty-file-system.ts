@@ -108,6 +108,9 @@ export class FaultyFileSystem implements FileSystem {
   remove(path: string) {
     return this.op("remove", path, () => this.inner.remove(path));
   }
+  removeDirectory(path: string) {
+    return this.op("removeDirectory", path, async () => this.inner.removeDirectory?.(path));
+  }
   truncate(path: string, size: number) {
     return this.op("truncate", path, () => this.inner.truncate(path, size));
   }

@@ -1,0 +1,203 @@
+import { crc32 } from "node:zlib";
+import {
+  isPositiveSafeInteger,
+  type ConversationRecord,
+  type DocumentRecord,
+  type EntryRecord,
+  type StorageWrite,
+  type SubmissionRecord,
+  type TaskRecord,
+} from "@durably/core";
+import { checkBatchShape } from "@durably/core/storage";
+import type { LineCursor } from "./line-cursor.js";
+import { LineError } from "./line-format.js";
+
+/**
+ * The snapshot file of a generation (`gen-<n>/snapshot.jsonl`): the tables
+ * of the index at one seq, one JSON object per line, each ending with the
+ * same `"crc"` member as log lines. The first line is the header (it alone
+ * carries `format`); the last line is `end`, with the number of lines, so a
+ * snapshot cut at a line boundary is told from a whole one.
+ *
+ *   {"format":3,"type":"snapshot","generation":2,"seq":812,"ids":940,"crc":…}
+ *   {"type":"conversation","value":{…},"crc":…}
+ *   {"type":"entry","seq":17,"value":{…},"crc":…}          seq: the entry's commit seq
+ *   {"type":"task","value":{…},"crc":…}                    every task, live or terminal
+ *   {"type":"submission","value":{…},"crc":…}
+ *   {"type":"document","record":{…},"currentOnly":true,"refs":[[seq,ordinal],…],"crc":…}
+ *   {"type":"end","lines":1234,"crc":…}
+ *
+ * A document's `refs` are the sidecar records of `gen-<n>/doc-<id>.jsonl`
+ * the snapshot confirms, in file order (copied with their own seq and
+ * ordinal); later records are confirmed by markers of the generation's tail.
+ */
+export const SNAPSHOT_FORMAT = 3;
+export const SNAPSHOT_FILE = "snapshot.jsonl";
+
+export interface SnapshotHeader {
+  generation: number;
+  seq: number;
+  ids: number;
+}
+
+export type SnapshotLine =
+  | { type: "conversation"; value: ConversationRecord }
+  | { type: "entry"; seq: number; value: EntryRecord }
+  | { type: "task"; value: TaskRecord }
+  | { type: "submission"; value: SubmissionRecord }
+  | {
+      type: "document";
+      record: DocumentRecord;
+      currentOnly: boolean;
+      refs: [seq: number, ordinal: number][];
+    }
+  | { type: "end"; lines: number };
+
+function withCrc(json: string): string {
+  return `${json.slice(0, -1)},"crc":${crc32(json)}}\n`;
+}
+
+export function encodeSnapshotHeader(header: SnapshotHeader): string {
+  return withCrc(
+    `{"format":${SNAPSHOT_FORMAT},"type":"snapshot","generation":${header.generation},"seq":${header.seq},"ids":${header.ids}}`,
+  );
+}
+
+export function encodeSnapshotLine(line: SnapshotLine): string {
+  return withCrc(JSON.stringify(line));
+}
+
+const CRC_MEMBER = ',"crc":';
+const CLOSE_BRACE = Buffer.from("}");
+
+/**
+ * JSON, then checksum (over the text without its `crc` member). With `at`
+ * (the cursor standing on this line) the checksum runs over the line's own
+ * bytes, with no re-encoding of the text (a line is the UTF-8 of its text).
+ */
+function parseChecked(text: string, at?: LineCursor): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new LineError(`not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new LineError("not a JSON object");
+  const line = value as Record<string, unknown>;
+  const crcAt = text.lastIndexOf(CRC_MEMBER);
+  // The parsed `crc` must be the last member as written: a 32-bit integer, its digits right before `}`.
+  const crcValue = line.crc;
+  if (
+    crcAt < 0 ||
+    typeof crcValue !== "number" ||
+    !Number.isInteger(crcValue) ||
+    crcValue < 0 ||
+    crcValue > 0xffffffff ||
+    text.length - crcAt - CRC_MEMBER.length - 1 !== String(crcValue).length ||
+    text.charCodeAt(text.length - 1) !== 125 ||
+    text.charCodeAt(crcAt + CRC_MEMBER.length) === 45
+  )
+    throw new LineError(`no "crc" checksum as its last field`);
+  let crc: number;
+  if (at === undefined) crc = crc32(`${text.slice(0, crcAt)}}`);
+  else {
+    // The text from `crcAt` on is ASCII (checked above): as many bytes as characters.
+    const end = at.lineEnd - (text.length - crcAt);
+    crc = crc32(CLOSE_BRACE, crc32(at.bytes.subarray(at.start, end)));
+  }
+  if (crc !== line.crc) throw new LineError("checksum mismatch: the line was changed or damaged");
+  return line;
+}
+
+/** Checks the members of a line (its `crc` aside). */
+function keys(what: string, value: Record<string, unknown>, expected: readonly string[]): void {
+  const all = Object.keys(value);
+  // Fast path: the writer emits the members in this order, `crc` last.
+  if (all.length === expected.length + 1 && expected.every((key, i) => all[i] === key)) return;
+  const actual = all.filter((key) => key !== "crc");
+  for (const key of actual)
+    if (!expected.includes(key))
+      throw new LineError(`${what}: unexpected field ${JSON.stringify(key)}`);
+  for (const key of expected)
+    if (!(key in value)) throw new LineError(`${what}: missing field ${JSON.stringify(key)}`);
+}
+
+/** Decodes the header; a format above this version's is a `LineError` carrying it. */
+export function decodeSnapshotHeader(text: string, at?: LineCursor): SnapshotHeader {
+  const line = parseChecked(text, at);
+  const format = line.format;
+  if (typeof format === "number" && format > SNAPSHOT_FORMAT)
+    throw new LineError(
+      `format ${format} is not understood by this version (it reads snapshots of format ${SNAPSHOT_FORMAT})`,
+      format,
+    );
+  if (format !== SNAPSHOT_FORMAT || line.type !== "snapshot")
+    throw new LineError(`not a snapshot header of format ${SNAPSHOT_FORMAT}`);
+  keys("snapshot header", line, ["format", "type", "generation", "seq", "ids"]);
+  const { generation, seq, ids } = line;
+  if (!isPositiveSafeInteger(generation) || !isPositiveSafeInteger(ids))
+    throw new LineError("bad generation or ids");
+  if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0)
+    throw new LineError("bad seq");
+  return { generation, seq, ids };
+}
+
+function shapeProblem(write: StorageWrite): void {
+  const problem = checkBatchShape([write]);
+  if (problem !== undefined) throw new LineError(problem.message);
+}
+
+function isRef(value: unknown): value is [number, number] {
+  return (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    isPositiveSafeInteger(value[0]) &&
+    Number.isSafeInteger(value[1]) &&
+    (value[1] as number) >= 0
+  );
+}
+
+/** Decodes a body line (or `end`), checking its checksum and shape; `at` as for the header. */
+export function decodeSnapshotLine(text: string, at?: LineCursor): SnapshotLine {
+  const line = parseChecked(text, at);
+  switch (line.type) {
+    case "conversation":
+    case "task":
+    case "submission":
+      keys(line.type, line, ["type", "value"]);
+      shapeProblem(line as unknown as StorageWrite);
+      break;
+    case "entry":
+      keys("entry", line, ["type", "seq", "value"]);
+      if (!isPositiveSafeInteger(line.seq)) throw new LineError("entry: bad seq");
+      shapeProblem({ type: "entry", value: line.value as EntryRecord });
+      break;
+    case "document": {
+      keys("document", line, ["type", "record", "currentOnly", "refs"]);
+      const record = line.record as DocumentRecord | null;
+      if (typeof record !== "object" || record === null)
+        throw new LineError("document: bad record");
+      const { createdAt, retiredAt, ...rest } = record;
+      if (!isPositiveSafeInteger(createdAt)) throw new LineError("document: bad createdAt");
+      if (retiredAt !== undefined && !isPositiveSafeInteger(retiredAt))
+        throw new LineError("document: bad retiredAt");
+      shapeProblem({
+        type: "document.create",
+        record: rest,
+        content: { kind: "base", version: 1, value: null },
+      });
+      if (typeof line.currentOnly !== "boolean") throw new LineError("document: bad currentOnly");
+      if (!Array.isArray(line.refs) || !line.refs.every(isRef))
+        throw new LineError("document: refs must be [seq, ordinal] pairs");
+      break;
+    }
+    case "end":
+      keys("end", line, ["type", "lines"]);
+      if (!isPositiveSafeInteger(line.lines)) throw new LineError("end: bad line count");
+      break;
+    default:
+      throw new LineError(`unknown snapshot line type ${JSON.stringify(line.type)}`);
+  }
+  return line as unknown as SnapshotLine;
+}

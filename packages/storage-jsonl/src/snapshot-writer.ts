@@ -1,0 +1,229 @@
+import {
+  StorageCorrupted,
+  type ConversationRecord,
+  type DocumentRecord,
+  type SubmissionRecord,
+  type TaskRecord,
+} from "@durably/core";
+import type { StoredEntry } from "@durably/core/storage";
+import type { AppendFile, FileSystem } from "./file-system.js";
+import type { FileExtent, JsonlIndex, RevisionRef } from "./jsonl-index.js";
+import { splitLines } from "./line-cursor.js";
+import { decodeRecord, documentFile, LineError } from "./line-format.js";
+import {
+  encodeSnapshotHeader,
+  encodeSnapshotLine,
+  SNAPSHOT_FILE,
+  type SnapshotLine,
+} from "./snapshot-format.js";
+
+/** Bytes gathered before each append while a snapshot is written: small, so commits interleave. */
+const WRITE_CHUNK = 128 * 1024;
+
+/** Lets queued work (commits) run before the next chunk is built: the compaction runs at their pace. */
+const yieldToCommits = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The index as it stood at one seq, taken between two commit calls:
+ * references to its (never mutated, only replaced) records and copies of
+ * the mutable parts, so commits may go on while it is written out.
+ */
+export interface Capture {
+  seq: number;
+  ids: number;
+  conversations: ConversationRecord[];
+  entries: StoredEntry[];
+  tasks: TaskRecord[];
+  submissions: SubmissionRecord[];
+  documents: { record: DocumentRecord; currentOnly: boolean; revisions: RevisionRef[] }[];
+  /** Sidecar extents at the seq. */
+  files: Map<string, FileExtent>;
+}
+
+function rows<T>(table: { ids(): readonly number[]; get(id: number): T | undefined }): T[] {
+  return table.ids().map((id) => table.get(id) as T);
+}
+
+export function capture(state: JsonlIndex): Capture {
+  return {
+    seq: state.lastSeq,
+    ids: Math.max(state.highWater, state.persistedHighWater),
+    conversations: rows(state.conversations),
+    entries: rows(state.entries),
+    tasks: rows(state.tasks),
+    submissions: rows(state.submissions),
+    documents: [...state.documents.values()].map((doc) => ({
+      record: doc.record,
+      currentOnly: doc.currentOnly,
+      revisions: doc.revisions.map((r) => ({ ...r })),
+    })),
+    files: new Map([...state.files].map(([file, extent]) => [file, { ...extent }])),
+  };
+}
+
+/** Where a copied document file starts in the old one: new positions are old ones minus these. */
+export interface CopiedFile {
+  cut: number;
+  cutLines: number;
+  /** Bytes and lines copied (the old file's extent at the seq, minus the cut). */
+  size: number;
+  lines: number;
+}
+
+/** Buffers lines and appends them a chunk at a time, yielding to commits in between. */
+class ChunkedWriter {
+  private text = "";
+  bytes = 0;
+  constructor(private readonly out: AppendFile) {}
+  async add(line: string): Promise<void> {
+    this.text += line;
+    if (this.text.length >= WRITE_CHUNK) await this.drain();
+  }
+  async drain(): Promise<void> {
+    if (this.text.length === 0) return;
+    const data = Buffer.from(this.text);
+    this.text = "";
+    this.bytes += data.length;
+    await this.out.append(data);
+    await yieldToCommits();
+  }
+}
+
+/**
+ * Copies a document's kept revisions (contiguous at the end of its file up
+ * to the seq) into the new generation, a range at a time, checking each
+ * line (checksum, owner, seq) as it goes; returns the refs the snapshot
+ * lists for them.
+ */
+async function copyDocument(
+  fs: FileSystem,
+  from: string,
+  to: string,
+  doc: Capture["documents"][number],
+  extent: FileExtent,
+): Promise<{ refs: [number, number][]; copied: CopiedFile }> {
+  const id = doc.record.id;
+  const file = documentFile(id);
+  const first = doc.revisions[0] as RevisionRef;
+  const refs: [number, number][] = [];
+  const out = await fs.openAppend(`${to}/${file}`);
+  try {
+    let at = 0;
+    while (at < doc.revisions.length) {
+      const start = doc.revisions[at] as RevisionRef;
+      let end = at;
+      while (
+        end + 1 < doc.revisions.length &&
+        (doc.revisions[end + 1] as RevisionRef).offset - start.offset < WRITE_CHUNK
+      )
+        end++;
+      const last = doc.revisions[end] as RevisionRef;
+      const length = last.offset + last.length - start.offset;
+      const bytes = await fs.read(`${from}/${file}`, { offset: start.offset, length });
+      const { lines } = splitLines(bytes ?? new Uint8Array(), start.offset, start.line);
+      for (let i = at; i <= end; i++) {
+        const ref = doc.revisions[i] as RevisionRef;
+        const line = lines[i - at];
+        const where = { file, line: ref.line, documentId: id, seq: ref.seq };
+        if (line === undefined || line.offset !== ref.offset)
+          throw new StorageCorrupted(
+            `${file} line ${ref.line}: the revision at seq ${ref.seq} is not where it was written`,
+            where,
+          );
+        let record;
+        try {
+          record = decodeRecord(line.text);
+        } catch (error) {
+          if (!(error instanceof LineError)) throw error;
+          throw new StorageCorrupted(`${file} line ${ref.line}: ${error.message}`, where, {
+            cause: error,
+          });
+        }
+        if (
+          record.seq !== ref.seq ||
+          record.payload.type !== "document" ||
+          record.payload.id !== id
+        )
+          throw new StorageCorrupted(
+            `${file} line ${ref.line}: expected document ${id} at seq ${ref.seq}`,
+            where,
+          );
+        refs.push([record.seq, record.ordinal]);
+      }
+      await out.append(bytes as Uint8Array);
+      await yieldToCommits();
+      at = end + 1;
+    }
+    await out.flush();
+  } finally {
+    await out.close();
+  }
+  const last = doc.revisions[doc.revisions.length - 1] as RevisionRef;
+  // Revisions run to the end of the file as it stood at the seq (nothing else is kept there).
+  if (last.offset + last.length !== extent.size)
+    throw new StorageCorrupted(
+      `${file}: its kept revisions end at byte ${last.offset + last.length}, but the file held ${extent.size} bytes at seq ${doc.revisions[0]?.seq}`,
+      { file },
+    );
+  return {
+    refs,
+    copied: {
+      cut: first.offset,
+      cutLines: first.line - 1,
+      size: extent.size - first.offset,
+      lines: extent.lines - (first.line - 1),
+    },
+  };
+}
+
+/**
+ * Writes a new generation's files into `to` (an existing, empty directory)
+ * from a capture: every document's kept revisions copied from `from`, the
+ * snapshot of the tables, and an empty `main.jsonl`, each flushed (the
+ * directory too). Returns where the copied files start in the old ones.
+ */
+export async function writeGeneration(
+  fs: FileSystem,
+  from: string,
+  to: string,
+  generation: number,
+  taken: Capture,
+): Promise<{ copied: Map<string, CopiedFile>; snapshotBytes: number }> {
+  const copied = new Map<string, CopiedFile>();
+  const snapshot = await fs.openAppend(`${to}/${SNAPSHOT_FILE}`);
+  let snapshotBytes: number;
+  try {
+    const out = new ChunkedWriter(snapshot);
+    let lines = 1;
+    const add = (line: SnapshotLine) => {
+      lines++;
+      return out.add(encodeSnapshotLine(line));
+    };
+    await out.add(encodeSnapshotHeader({ generation, seq: taken.seq, ids: taken.ids }));
+    for (const value of taken.conversations) await add({ type: "conversation", value });
+    for (const row of taken.entries)
+      await add({ type: "entry", seq: row.commitSeq, value: row.entry });
+    for (const value of taken.tasks) await add({ type: "task", value });
+    for (const value of taken.submissions) await add({ type: "submission", value });
+    for (const doc of taken.documents) {
+      const file = documentFile(doc.record.id);
+      const extent = taken.files.get(file);
+      let refs: [number, number][] = [];
+      if (doc.revisions.length > 0 && extent !== undefined) {
+        const done = await copyDocument(fs, from, to, doc, extent);
+        refs = done.refs;
+        copied.set(file, done.copied);
+      }
+      await add({ type: "document", record: doc.record, currentOnly: doc.currentOnly, refs });
+    }
+    await add({ type: "end", lines: lines + 1 });
+    await out.drain();
+    snapshotBytes = out.bytes;
+    await snapshot.flush();
+  } finally {
+    await snapshot.close();
+  }
+  const main = await fs.openAppend(`${to}/main.jsonl`);
+  await main.close();
+  return { copied, snapshotBytes };
+}
