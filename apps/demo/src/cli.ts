@@ -23,7 +23,13 @@ export type Command =
   | { kind: "agent"; keep: boolean }
   | { kind: "agent-live"; options: LiveAgentOptions }
   | { kind: "agent-approve"; options: ApproveAgentOptions }
-  | { kind: "serve"; path: string | undefined; host: string | undefined; port: number | undefined };
+  | {
+      kind: "serve";
+      path: string | undefined;
+      host: string | undefined;
+      port: number | undefined;
+      notes: string | undefined;
+    };
 
 export const USAGE = `Usage: demo [command] [options]
 
@@ -56,11 +62,13 @@ Commands:
                                before it runs (scripted model unless --base-url/--provider);
                                kept in --dir (default ./durably-agent-approve): kill it while
                                it asks and run the same command again: the call still waits
-  serve [<path>] [--port <n>] [--host <addr>]
+  serve [<path>] [--port <n>] [--host <addr>] [--notes <file>]
                                the live viewer: a local web page that lists the conversations
                                of the storage at <path> (as inspect finds it, or
                                postgres:<session_key> with DURABLY_PG_URL; none: memory) and
-                               shows one live; prints the URL (with its access token) to open
+                               shows one live; prints the URL (with its access token) to open;
+                               its save_note tool (approved in the page) appends to --notes
+                               (default ./durably-viewer-notes.txt)
   help, --help, -h             this text
 
 Options:
@@ -230,7 +238,7 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: "inspect", path };
     }
     case "serve": {
-      const options = readOptions(rest, ["port", "host"], []);
+      const options = readOptions(rest, ["port", "host", "notes"], []);
       const [path, extra] = options.positional;
       if (extra !== undefined) {
         throw new CliError(`serve takes at most one <path>, got also ${JSON.stringify(extra)}`);
@@ -245,7 +253,13 @@ export function parseCommand(argv: readonly string[]): Command {
           );
         }
       }
-      return { kind: "serve", path, host: options.values.get("host"), port };
+      return {
+        kind: "serve",
+        path,
+        host: options.values.get("host"),
+        port,
+        notes: options.values.get("notes"),
+      };
     }
     default:
       throw new CliError(

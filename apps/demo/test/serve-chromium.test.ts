@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APPROVAL_ANSWER, APPROVAL_NOTE } from "../src/serve/approval-agent.ts";
 import { VIEWER_ANSWER, VIEWER_FAILURE, VIEWER_REASONING } from "../src/serve/demo-agent.ts";
 import { CHROMIUM_AVAILABLE, launchChromium, type Chromium } from "./support/chromium.ts";
 import {
@@ -25,6 +26,9 @@ import { startViewerProcess, type ViewerProcess } from "./support/viewer-process
  * directory, so running the tests leaves the worktree as it was.
  */
 const README_SCREENSHOT = fileURLToPath(new URL("../docs/viewer.png", import.meta.url));
+const README_APPROVAL_SCREENSHOT = fileURLToPath(
+  new URL("../docs/viewer-approval.png", import.meta.url),
+);
 
 let browser: Chromium;
 let dir = "";
@@ -81,7 +85,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
       viewer = await startViewerProcess([dir]);
       const { page, errors } = await newPage();
       await page.goto(viewer.url);
-      await page.getByRole("button", { name: "Run the scripted agent" }).click();
+      await page.getByRole("button", { name: "Run the scripted agent", exact: true }).click();
       await page.waitForURL(/\?c=\d+$/);
       conversationId = Number(new URL(page.url()).searchParams.get("c"));
 
@@ -236,6 +240,236 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
       expect((await send(v.port, "/api/conversations", { headers: cookieHeader(v) })).body).toBe(
         before,
       );
+    });
+  });
+
+  describe("tool approvals", () => {
+    let approvalDir = "";
+    let notes = "";
+    let asking: ViewerProcess | undefined;
+    /** A second run left waiting by one test for the next ones. */
+    let waiting: { id: number; toolCallId: string } | undefined;
+
+    beforeAll(async () => {
+      approvalDir = await mkdtemp(join(tmpdir(), "durably-viewer-chromium-approval-"));
+      notes = join(approvalDir, "notes.txt");
+      await sqliteWithRun(approvalDir);
+      asking = await startViewerProcess([approvalDir, "--notes", notes]);
+    }, 60_000);
+
+    afterAll(async () => {
+      await asking?.stop();
+      if (approvalDir) await rm(approvalDir, { recursive: true, force: true });
+    });
+
+    const noteLines = async (): Promise<string[]> =>
+      (await readFile(notes, "utf8").catch(() => "")).split("\n").filter((l) => l !== "");
+
+    /** A POST as the page makes it: the cookie, this viewer's Origin, JSON. */
+    const postAsPage = (v: ViewerProcess, path: string, value: unknown) =>
+      send(v.port, path, {
+        method: "POST",
+        headers: {
+          ...cookieHeader(v),
+          origin: v.origin,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(value),
+      });
+
+    const pendingCall = async (v: ViewerProcess, id: number): Promise<string | undefined> => {
+      const data = JSON.parse(
+        (await send(v.port, `/api/conversations/${id}`, { headers: cookieHeader(v) })).body,
+      ) as { live: { tools: { toolCallId: string; status: string }[] } };
+      return data.live.tools.find((t) => t.status === "approval")?.toolCallId;
+    };
+
+    it("a tool approval clicked in the page resumes the run; the buttons work from the keyboard with a visible focus, and a reload shows the same state", async () => {
+      const v = asking as ViewerProcess;
+      const { page, errors } = await newPage();
+      await page.goto(v.url);
+      await page
+        .getByRole("button", { name: "Run the scripted agent with a tool that asks first" })
+        .click();
+      await page.waitForURL(/\?c=\d+$/);
+      const id = Number(new URL(page.url()).searchParams.get("c"));
+      const card = page.locator(".tool-call", { hasText: "save_note" });
+      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      await expect(card.locator(".arguments").innerText()).resolves.toBe(
+        JSON.stringify({ text: APPROVAL_NOTE }),
+      );
+      await expect(page.locator("#conversation-state").innerText()).resolves.toBe(
+        "waiting for your approval",
+      );
+      expect(await page.evaluate(lowContrastText), "contrast while asking").toEqual([]);
+      expect(await noteLines(), "nothing saved before the decision").toEqual([]);
+
+      // A reload while it asks: the same call, still asking.
+      await page.reload();
+      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      await page.locator("#conversation-usage", { hasText: "1 model call:" }).waitFor();
+      const screenshot =
+        process.env.UPDATE_VIEWER_SCREENSHOT === "1"
+          ? README_APPROVAL_SCREENSHOT
+          : join(approvalDir, "viewer-approval.png");
+      await page.screenshot({ path: screenshot });
+
+      // From the keyboard: Tab reaches Approve, the reason field and Deny, each with a visible outline.
+      const seen: { name: string; outline: string }[] = [];
+      for (let i = 0; i < 40 && !seen.some((f) => f.name === "button: Deny"); i++) {
+        await page.keyboard.press("Tab");
+        seen.push(await page.evaluate(focusedElement));
+      }
+      const controls = seen.filter((f) =>
+        ["button: Approve", "input: ", "button: Deny"].includes(f.name),
+      );
+      expect(controls.map((f) => f.name)).toEqual(["button: Approve", "input: ", "button: Deny"]);
+      for (const f of controls) expect(f.outline, f.name).toMatch(/^solid [3-9]px$/);
+      await expect(
+        page.getByLabel("Reason for a denial (optional)").getAttribute("type"),
+      ).resolves.toBe("text");
+      await page.getByRole("button", { name: "Approve" }).focus();
+      await page.keyboard.press("Enter");
+
+      // The run goes on: the decision, the tool's stored result, the answer.
+      await expect(
+        card.locator(".badge", { hasText: /^done$/ }).waitFor(),
+      ).resolves.toBeUndefined();
+      await expect(card.locator(".result-text").innerText()).resolves.toBe(`saved to ${notes}`);
+      await page.locator("#transcript .item", { hasText: APPROVAL_ANSWER }).waitFor();
+      await page
+        .locator("#transcript .decision", { hasText: "Approved save_note (call call_1_1)" })
+        .waitFor();
+      await page.locator("#conversation-usage", { hasText: "2 model calls:" }).waitFor();
+      await page
+        .locator("#storage-usage", { hasText: /^Whole storage: \d+ model calls: / })
+        .waitFor();
+      await expect(page.locator("#conversation-state").innerText()).resolves.toBe("idle");
+      expect(await noteLines()).toEqual([APPROVAL_NOTE]);
+      const settled = await transcript(page);
+      expect(await page.locator(".approval").count(), "no decision box left").toBe(0);
+
+      await page.reload();
+      await page.locator("#transcript .item", { hasText: APPROVAL_ANSWER }).waitFor();
+      expect(await transcript(page)).toBe(settled);
+      expect(await pendingCall(v, id)).toBeUndefined();
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+
+    it("refuses an approval posted by a page on another local origin: the call still waits", async () => {
+      const v = asking as ViewerProcess;
+      const started = await postAsPage(v, "/api/agent/run", { script: "approval" });
+      expect(started.status, started.body).toBe(201);
+      const id = (JSON.parse(started.body) as { conversationId: number }).conversationId;
+      let toolCallId: string | undefined;
+      for (let i = 0; i < 100 && toolCallId === undefined; i++) {
+        toolCallId = await pendingCall(v, id);
+        if (toolCallId === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(toolCallId, "the second run's call waits").toBeDefined();
+      waiting = { id, toolCallId: toolCallId as string };
+      const target = `${v.origin}/api/conversations/${id}/approvals`;
+      const decision = JSON.stringify({ toolCallId, approved: true, requestId: "evil-click-1" });
+      const evil: Server = createServer((_request, response) => {
+        response.writeHead(200, { "content-type": "text/html" });
+        response.end(`<!doctype html><title>evil</title>
+<script>
+  const target = ${JSON.stringify(target)};
+  const body = ${JSON.stringify(decision)};
+  fetch(target, { method: "POST", mode: "no-cors", credentials: "include", body })
+    .catch(() => undefined)
+    .then(() => fetch(target, { method: "POST", credentials: "include", headers: { "content-type": "application/json" }, body }))
+    .catch(() => undefined)
+    .finally(() => { document.title = "sent"; });
+</script>`);
+      });
+      await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
+      try {
+        const { page } = await newPage();
+        await page.goto(v.url); // the viewer's cookie is in this browser
+        await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+        await page.waitForFunction('document.title === "sent"');
+        await page.close();
+      } finally {
+        evil.closeAllConnections();
+        await new Promise((resolve) => evil.close(resolve));
+      }
+      expect(v.stderr()).toMatch(new RegExp(`refused POST /api/conversations/${id}/approvals`));
+      expect(await pendingCall(v, id), "still waiting").toBe(toolCallId);
+      expect(await noteLines()).toEqual([APPROVAL_NOTE]);
+    });
+
+    it("shows the error in the page when the call was already decided elsewhere", async () => {
+      const v = asking as ViewerProcess;
+      const { id, toolCallId } = waiting as { id: number; toolCallId: string };
+      const { page, errors } = await newPage();
+      // This page's stream is cut, so it keeps showing the buttons after the decision is made elsewhere.
+      await page.route("**/api/conversations/*/events", (route) => route.abort());
+      await page.goto(`${v.url}&c=${id}`);
+      const card = page.locator(".tool-call", { hasText: "save_note" });
+      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      const elsewhere = await postAsPage(v, `/api/conversations/${id}/approvals`, {
+        toolCallId,
+        approved: true,
+        requestId: "other-tab-1",
+      });
+      expect(elsewhere.status, elsewhere.body).toBe(200);
+      await page.getByLabel("Reason for a denial (optional)").fill("changed my mind");
+      await page.getByRole("button", { name: "Deny" }).click();
+      await card
+        .locator(".approval-message", {
+          hasText: `Not decided: approve: tool call "${toolCallId}" of conversation ${id} is not waiting for approval`,
+        })
+        .waitFor();
+      expect(await page.evaluate(lowContrastText), "contrast of the error").toEqual([]);
+      // Approved once, by the other tab; the denial stored nothing.
+      for (let i = 0; i < 100 && (await noteLines()).length < 2; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await noteLines()).toEqual([APPROVAL_NOTE, APPROVAL_NOTE]);
+      const data = JSON.parse(
+        (await send(v.port, `/api/conversations/${id}`, { headers: cookieHeader(v) })).body,
+      ) as { items: { kind: string }[] };
+      expect(data.items.filter((i) => i.kind === "durably.approval")).toHaveLength(1);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+
+    it("sends a decision whose answer was lost again with the same requestId: the call is decided once", async () => {
+      const v = asking as ViewerProcess;
+      const before = await noteLines();
+      const { page, errors } = await newPage();
+      await page.goto(v.url);
+      await page
+        .getByRole("button", { name: "Run the scripted agent with a tool that asks first" })
+        .click();
+      await page.waitForURL(/\?c=\d+$/);
+      const id = Number(new URL(page.url()).searchParams.get("c"));
+      const card = page.locator(".tool-call", { hasText: "save_note" });
+      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      // The first POST reaches the server, which stores the decision; its answer never reaches the page.
+      const posted: string[] = [];
+      await page.route(`**/api/conversations/${id}/approvals`, async (route) => {
+        posted.push(route.request().postData() ?? "");
+        if (posted.length === 1) {
+          const answer = await route.fetch();
+          expect(answer.status()).toBe(200);
+          await route.abort("connectionreset");
+        } else await route.continue();
+      });
+      await page.getByRole("button", { name: "Approve" }).click();
+      await page.locator("#transcript .item", { hasText: APPROVAL_ANSWER }).waitFor();
+      expect(posted).toHaveLength(2);
+      const [first, second] = posted.map((b) => JSON.parse(b) as { requestId: string });
+      expect(second?.requestId).toBe(first?.requestId);
+      expect(await noteLines()).toEqual([...before, APPROVAL_NOTE]);
+      const data = JSON.parse(
+        (await send(v.port, `/api/conversations/${id}`, { headers: cookieHeader(v) })).body,
+      ) as { items: { kind: string }[] };
+      expect(data.items.filter((i) => i.kind === "durably.approval")).toHaveLength(1);
+      expect(v.stderr()).not.toMatch(/error on/);
+      expect(errors).toEqual([]);
+      await page.close();
     });
   });
 

@@ -11,18 +11,22 @@ import { send, sqliteWithRun } from "./support/viewer-fixture.ts";
 import { startViewerProcess, type ViewerProcess } from "./support/viewer-process.ts";
 
 describe("demo serve: the command line", () => {
-  it("takes an optional path, --port and --host", () => {
+  it("takes an optional path, --port, --host and --notes", () => {
     expect(parseCommand(["serve"])).toEqual({
       kind: "serve",
       path: undefined,
       host: undefined,
       port: undefined,
+      notes: undefined,
     });
-    expect(parseCommand(["serve", "/tmp/x", "--port", "8080", "--host=::1"])).toEqual({
+    expect(
+      parseCommand(["serve", "/tmp/x", "--port", "8080", "--host=::1", "--notes", "/tmp/n.txt"]),
+    ).toEqual({
       kind: "serve",
       path: "/tmp/x",
       host: "::1",
       port: 8080,
+      notes: "/tmp/n.txt",
     });
   });
 

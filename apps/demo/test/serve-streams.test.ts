@@ -63,7 +63,7 @@ async function interruptedRun(file: string, requestId?: string): Promise<Convers
   };
   const harness = await Harness.open(await openSqliteStorage(file), {
     ...viewerHarnessOptions({ chunkDelayMs: 20, toolStepMs: 0, retryDelayMs: 1 }),
-    ...(requestId === VIEWER_REQUEST_ID ? {} : { model }),
+    ...(requestId === VIEWER_REQUEST_ID ? {} : { models: { default: model } }),
   });
   const conversation = await harness.createConversation();
   await conversation.submit({

@@ -1,3 +1,6 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   Harness,
@@ -15,13 +18,21 @@ import {
   VIEWER_REQUEST_ID,
   viewerHarnessOptions,
 } from "../src/serve/demo-agent.ts";
-import { itemView, liveView } from "../src/serve/view-model.ts";
+import {
+  APPROVAL_ANSWER,
+  APPROVAL_MODEL,
+  APPROVAL_NOTE,
+  APPROVAL_QUESTION,
+} from "../src/serve/approval-agent.ts";
+import { itemView, liveView, usageView } from "../src/serve/view-model.ts";
+import { FAST } from "./support/viewer-fixture.ts";
 import {
   applyChange,
   applySnapshot,
   emptyState,
   resultHasCall,
   toolCallStatus,
+  usageLine,
 } from "../src/serve/public/view-state.js";
 
 /** Runs the viewer's scripted agent on memory and keeps every frame `conversation.watch` gave. */
@@ -270,5 +281,129 @@ describe("the viewer's view model, on data it does not fully know", () => {
     expect(next.items.map((i) => i.entryId)).toEqual([1, 2]);
     expect(next.live).toBe(first.live);
     expect(toolCallStatus(next, "missing")).toEqual({ status: "no result" });
+  });
+});
+
+describe("the view model of approvals and usage", () => {
+  it("shows a call waiting for approval with its arguments, over a real harness run, and its decision once made", async () => {
+    const notes = join(await mkdtemp(join(tmpdir(), "durably-viewer-vm-")), "notes.txt");
+    const harness = await Harness.open(new MemoryStorage(), viewerHarnessOptions(FAST, notes));
+    try {
+      const conversation = await harness.createConversation();
+      await conversation.submit({
+        type: "input",
+        content: APPROVAL_QUESTION,
+        model: APPROVAL_MODEL,
+        requestId: VIEWER_REQUEST_ID,
+      });
+      const waiting = await new Promise<ConversationView>((resolve) => {
+        const stop = conversation.watch((v) => {
+          if (Object.values(v.live.tools).some((t) => t.status === "approval")) {
+            setTimeout(() => stop());
+            resolve(v);
+          }
+        });
+      });
+      const live = liveView(waiting);
+      expect(live.tools).toEqual([
+        {
+          taskId: expect.any(Number) as number,
+          toolCallId: "call_1_1",
+          toolName: "save_note",
+          status: "approval",
+          attempt: 0,
+          output: "",
+          approval: {
+            arguments: JSON.stringify({ text: APPROVAL_NOTE }),
+            requestedAt: expect.any(Number) as number,
+          },
+        },
+      ]);
+      const state = applySnapshot(emptyState(), {
+        conversationId: conversation.id,
+        items: waiting.entries.map(itemView),
+        live,
+        usage: usageView(waiting.usage),
+      });
+      expect(toolCallStatus(state, "call_1_1")).toMatchObject({
+        status: "approval",
+        approval: { arguments: '{"text":"2 + 3 = 5"}' },
+      });
+      expect(usageLine(state.usage?.total)).toMatch(
+        /^1 model call: \d+ tokens in, \d+ out; cost not known \(the model declares no prices\)$/,
+      );
+
+      await conversation.approve("call_1_1", { approved: true, requestId: "vm-test" });
+      await harness.whenIdle();
+      const done = await conversation.view();
+      const items = done.entries.map(itemView);
+      expect(items.map((i) => i.kind)).toEqual([
+        "durably.user",
+        "durably.assistant",
+        "durably.approval",
+        "durably.tool-result",
+        "durably.assistant",
+      ]);
+      expect(items[2]?.decision).toEqual({
+        toolCallId: "call_1_1",
+        approved: true,
+        toolName: "save_note",
+      });
+      expect(items[4]?.messages[0]).toMatchObject({
+        parts: [{ type: "text", text: APPROVAL_ANSWER }],
+      });
+      expect(await readFile(notes, "utf8")).toBe(`${APPROVAL_NOTE}\n`);
+      expect(usageView(done.usage).total.requests).toBe(2);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it("turns a usage report into totals and per-model rows, with cost only when known", () => {
+    const report = {
+      total: {
+        requests: 3,
+        inputTokens: 1200,
+        outputTokens: 300,
+        cachedInputTokens: 200,
+        reasoningTokens: 50,
+        cost: 0.0123456,
+        unpriced: 1,
+      },
+      models: {
+        small: {
+          requests: 1,
+          inputTokens: 100,
+          outputTokens: 10,
+          cachedInputTokens: 0,
+          reasoningTokens: 0,
+          unpriced: 1,
+        },
+        big: {
+          requests: 2,
+          inputTokens: 1100,
+          outputTokens: 290,
+          cachedInputTokens: 200,
+          reasoningTokens: 50,
+          cost: 0.0123456,
+        },
+      },
+    };
+    const view = usageView(report);
+    expect(view.models.map((m) => m.name)).toEqual(["big", "small"]);
+    expect(view.models[1]).toEqual({
+      name: "small",
+      requests: 1,
+      inputTokens: 100,
+      outputTokens: 10,
+      cachedInputTokens: 0,
+      reasoningTokens: 0,
+      unpriced: 1,
+    });
+    expect(usageLine(view.total)).toBe(
+      "3 model calls: 1200 tokens in (200 cached), 300 out (50 reasoning); cost 0.01235 in the models' price unit, plus 1 call without prices",
+    );
+    expect(usageLine(usageView(undefined).total)).toBe("no model calls yet");
+    expect(usageView({ total: { requests: "x" }, models: [] }).total.requests).toBe(0);
   });
 });

@@ -2,13 +2,15 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { UnknownRecord, type Conversation, type ConversationId } from "@durably/core";
 import { listConversations } from "./conversation-list.js";
 import { streamConversation, type StreamPacing } from "./conversation-stream.js";
+import { APPROVAL_MODEL, APPROVAL_QUESTION } from "./approval-agent.js";
+import { approvalRequest, decide } from "./approval-route.js";
 import { VIEWER_QUESTION, VIEWER_REQUEST_ID } from "./demo-agent.js";
 import { HttpError, readJsonBody, sendJson } from "./http-util.js";
 import { SECURITY_HEADERS } from "./security.js";
 import { SseStream } from "./sse.js";
 import type { StorageFeed } from "./storage-feed.js";
 import type { Opened, ViewerStorage } from "./viewer-storage.js";
-import { itemView, liveView } from "./view-model.js";
+import { itemView, liveView, usageView } from "./view-model.js";
 
 export interface ApiContext {
   storage: ViewerStorage;
@@ -91,8 +93,17 @@ async function conversationEvents(
   sse.onClose(unsubscribe);
 }
 
+/** Which scripted run: `add` (the default) or `approval` (a tool that asks first). */
+function agentScript(body: Record<string, unknown>): "add" | "approval" {
+  const script = body.script ?? "add";
+  if (script !== "add" && script !== "approval")
+    throw new HttpError(400, `script must be "add" or "approval", got ${JSON.stringify(script)}`);
+  return script;
+}
+
 async function runAgent(
   context: ApiContext,
+  script: "add" | "approval",
 ): Promise<{ conversationId: number; submissionId: number }> {
   const refused = await context.storage.allowRun();
   if (refused !== undefined) throw new HttpError(409, `not started: ${refused}`);
@@ -100,7 +111,9 @@ async function runAgent(
   const created = await harness.createConversation();
   const submission = await created.submit({
     type: "input",
-    content: VIEWER_QUESTION,
+    ...(script === "approval"
+      ? { content: APPROVAL_QUESTION, model: APPROVAL_MODEL }
+      : { content: VIEWER_QUESTION }),
     requestId: VIEWER_REQUEST_ID,
   });
   return { conversationId: created.id, submissionId: submission.id };
@@ -113,6 +126,8 @@ const KNOWN_PATHS = [
   "/conversations/:id",
   "/conversations/:id/storage",
   "/conversations/:id/events",
+  "/conversations/:id/approvals",
+  "/usage",
   "/storage/open",
   "/storage/stop-waiting",
   "/storage/release",
@@ -145,6 +160,7 @@ export async function handleApi(
         conversationId: view.conversationId,
         items: view.entries.map(itemView),
         live: liveView(view),
+        usage: usageView(view.usage),
       });
     }
     case "GET /conversations/:id/storage": {
@@ -168,9 +184,17 @@ export async function handleApi(
       await storage.release();
       return sendJson(response, 200, { status: storage.status });
     case "POST /agent/run": {
-      await readJsonBody(request);
-      return sendJson(response, 201, await runAgent(context));
+      const script = agentScript(await readJsonBody(request));
+      return sendJson(response, 201, await runAgent(context, script));
     }
+    case "POST /conversations/:id/approvals": {
+      const id = conversationId(parts[1] ?? "");
+      const decision = approvalRequest(await readJsonBody(request));
+      const found = await conversation(context, id);
+      return sendJson(response, 200, await decide(storage, found, decision));
+    }
+    case "GET /usage":
+      return sendJson(response, 200, await openStorage(context).harness.usage());
     default: {
       const pathOnly = route.slice(route.indexOf(" ") + 1);
       if (KNOWN_PATHS.includes(pathOnly))

@@ -1,7 +1,7 @@
 import type { Conversation, ConversationView } from "@durably/core";
 import type { PanelReader } from "./panel/section.js";
 import type { SseStream } from "./sse.js";
-import { itemView, liveView } from "./view-model.js";
+import { itemView, liveView, usageView } from "./view-model.js";
 
 export interface StreamPacing {
   /** Least time between two view events to one client (frames in between are merged). */
@@ -13,9 +13,9 @@ export interface StreamPacing {
 export const DEFAULT_STREAM_PACING: StreamPacing = { frameMs: 40, panelMs: 300 };
 
 /**
- * Streams one conversation to one client: a `snapshot` event (every item
- * and the live state), then `change` events (new items, the live state when
- * it changed), and `storage` events (the panel, re-read after each stored
+ * Streams one conversation to one client: a `snapshot` event (every item,
+ * the live state, the conversation's usage totals), then `change` events
+ * (new items, the live state and the usage when they changed), and `storage` events (the panel, re-read after each stored
  * batch). Frames arriving faster than `frameMs`, or while the client's
  * socket is still full, are merged: the client always gets the newest
  * state and every entry exactly once. Returns the disposer.
@@ -34,6 +34,7 @@ export function streamConversation(
   let sentEntries = 0;
   let lastEntryId: number | undefined;
   let lastLive = "";
+  let lastUsage = "";
   let lastPanel = "";
   let frameTimer: ReturnType<typeof setTimeout> | undefined;
   let panelTimer: ReturnType<typeof setTimeout> | undefined;
@@ -53,6 +54,8 @@ export function streamConversation(
       lastFrameAt = Date.now();
       const live = liveView(view);
       const liveJson = JSON.stringify(live);
+      const usage = usageView(view.usage);
+      const usageJson = JSON.stringify(usage);
       const aligned =
         snapshotSent && (sentEntries === 0 || view.entries[sentEntries - 1]?.id === lastEntryId);
       if (!aligned) {
@@ -60,19 +63,22 @@ export function streamConversation(
           conversationId: view.conversationId,
           items: view.entries.map(itemView),
           live,
+          usage,
         });
         snapshotSent = true;
       } else {
         const fresh = view.entries.slice(sentEntries);
-        if (fresh.length > 0 || liveJson !== lastLive)
+        if (fresh.length > 0 || liveJson !== lastLive || usageJson !== lastUsage)
           sse.send("change", {
             items: fresh.map(itemView),
             ...(liveJson !== lastLive ? { live } : {}),
+            ...(usageJson !== lastUsage ? { usage } : {}),
           });
       }
       sentEntries = view.entries.length;
       lastEntryId = view.entries[sentEntries - 1]?.id;
       lastLive = liveJson;
+      lastUsage = usageJson;
     } finally {
       sending = false;
     }

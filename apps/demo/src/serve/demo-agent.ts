@@ -14,6 +14,12 @@ import {
   type Tool,
 } from "@durably/core";
 import { scanAll } from "../scan.js";
+import {
+  APPROVAL_MODEL,
+  approvalModel,
+  DEFAULT_NOTES_FILE,
+  saveNoteTool,
+} from "./approval-agent.js";
 
 /**
  * The scripted agent the viewer can run, so there is something to watch:
@@ -94,11 +100,21 @@ export function viewerModel(pacing: DemoAgentPacing): Model {
   });
 }
 
-/** What `Harness.open` gets for the viewer's agent: its model, its tool, room for its retry. */
-export function viewerHarnessOptions(pacing: DemoAgentPacing): HarnessOptions {
+/**
+ * What `Harness.open` gets for the viewer's agents: the `add` run's model
+ * (the default) and the approval run's (`APPROVAL_MODEL`), their tools
+ * (`save_note` appends to `notesFile`), room for the retry.
+ */
+export function viewerHarnessOptions(
+  pacing: DemoAgentPacing,
+  notesFile: string = DEFAULT_NOTES_FILE,
+): HarnessOptions {
   return {
-    model: viewerModel(pacing),
-    tools: viewerTools(pacing),
+    models: {
+      default: viewerModel(pacing),
+      [APPROVAL_MODEL]: approvalModel(pacing.chunkDelayMs),
+    },
+    tools: [...viewerTools(pacing), saveNoteTool(notesFile)],
     settings: {
       retry: {
         maxAttempts: 5,

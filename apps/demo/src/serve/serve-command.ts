@@ -1,5 +1,7 @@
 import { isIP } from "node:net";
+import { resolve } from "node:path";
 import type { Output } from "../render/output.js";
+import { DEFAULT_NOTES_FILE } from "./approval-agent.js";
 import { startViewerServer } from "./server.js";
 import { resolveTarget } from "./target.js";
 import { describeError, ViewerStorage } from "./viewer-storage.js";
@@ -8,6 +10,7 @@ export interface ServeOptions {
   path: string | undefined;
   host: string | undefined;
   port: number | undefined;
+  notes: string | undefined;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -37,7 +40,8 @@ export async function serveCommand(out: Output, options: ServeOptions): Promise<
   const stopped = stopSignal();
   const target = await resolveTarget(options.path);
   const log = (line: string): void => void process.stderr.write(`viewer: ${line}\n`);
-  const storage = new ViewerStorage(target, { log });
+  const notesFile = resolve(options.notes ?? DEFAULT_NOTES_FILE);
+  const storage = new ViewerStorage(target, { log, notesFile });
   const status = await storage.open();
   if (status.state === "failed") {
     process.stderr.write(`demo: cannot open ${storage.info.location}: ${status.message}\n`);
@@ -62,6 +66,7 @@ export async function serveCommand(out: Output, options: ServeOptions): Promise<
     out.line("The page offers to open it as soon as the lock is free.");
   }
   out.line(`Open: ${server.url}`);
+  out.line(style.dim(`Approved save_note calls append to ${notesFile}.`));
   const host = options.host ?? "127.0.0.1";
   if (!LOOPBACK.has(host) && isIP(host) !== 0)
     out.line(

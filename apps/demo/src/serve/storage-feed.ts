@@ -1,4 +1,5 @@
 import { listConversations, type ConversationList } from "./conversation-list.js";
+import { usageView, type UsageView } from "./view-model.js";
 import type { SseStream } from "./sse.js";
 import type { StorageStatus, ViewerStorage } from "./viewer-storage.js";
 
@@ -7,13 +8,16 @@ const LIST_MS = 400;
 
 /**
  * The `/api/events` stream shared by every open page: the storage's status
- * whenever it changes, and the conversation list, re-read (at most every
- * `LIST_MS`) after stored commits and sent when it changed.
+ * whenever it changes, and the conversation list and the storage's usage
+ * totals (`harness.usage()`), re-read (at most every `LIST_MS`) after
+ * stored commits and each sent when it changed.
  */
 export class StorageFeed {
   readonly #clients = new Set<SseStream>();
   #list: ConversationList | undefined;
   #listJson = "";
+  #usage: UsageView | undefined;
+  #usageJson = "";
   #timer: ReturnType<typeof setTimeout> | undefined;
   #lastRead = 0;
   #unsubscribeCommits: (() => void) | undefined;
@@ -33,6 +37,8 @@ export class StorageFeed {
     this.#unsubscribeCommits = undefined;
     this.#list = undefined;
     this.#listJson = "";
+    this.#usage = undefined;
+    this.#usageJson = "";
     const harness = this.storage.opened?.harness;
     if (status.state === "open" && harness) {
       this.#unsubscribeCommits = harness.session.subscribeCommits((event) => {
@@ -59,11 +65,20 @@ export class StorageFeed {
     this.#lastRead = Date.now();
     try {
       const list = await listConversations(harness);
+      const usage = usageView(await harness.usage());
+      if (this.storage.opened?.harness !== harness) return;
       const json = JSON.stringify(list);
-      if (json === this.#listJson || this.storage.opened?.harness !== harness) return;
-      this.#list = list;
-      this.#listJson = json;
-      this.#broadcast("conversations", list);
+      if (json !== this.#listJson) {
+        this.#list = list;
+        this.#listJson = json;
+        this.#broadcast("conversations", list);
+      }
+      const usageJson = JSON.stringify(usage);
+      if (usageJson !== this.#usageJson) {
+        this.#usage = usage;
+        this.#usageJson = usageJson;
+        this.#broadcast("usage", usage);
+      }
     } catch (error) {
       this.onError(error);
     }
@@ -75,6 +90,7 @@ export class StorageFeed {
     client.onClose(() => this.#clients.delete(client));
     client.send("status", this.storage.status);
     if (this.#list) client.send("conversations", this.#list);
+    if (this.#usage) client.send("usage", this.#usage);
     else if (this.storage.status.state === "open") this.#schedule();
   }
 

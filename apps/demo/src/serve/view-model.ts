@@ -42,6 +42,8 @@ export interface ItemView {
   data?: string;
   /** A head marker: the model's context starts at this entry. */
   head?: number;
+  /** A `durably.approval` entry: a person's decision on a tool call. */
+  decision?: { toolCallId: string; toolName: string; approved: boolean; reason?: string };
 }
 
 export interface LiveToolView {
@@ -52,6 +54,26 @@ export interface LiveToolView {
   attempt: number;
   /** Streamed output so far: deferred progress. */
   output: string;
+  /** Present while the call waits for a person's decision (status "approval"). */
+  approval?: { arguments: string; requestedAt: number; note?: string };
+}
+
+/** Model calls and their tokens; `cost` only when every priced call had prices. */
+export interface UsageTotalsView {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  /** What the priced calls cost (in the unit of the model's prices). */
+  cost?: number;
+  /** Calls whose model declared no prices (not in `cost`). */
+  unpriced?: number;
+}
+
+export interface UsageView {
+  total: UsageTotalsView;
+  models: ({ name: string } & UsageTotalsView)[];
 }
 
 export interface LiveView {
@@ -190,8 +212,64 @@ export function itemView(entry: EntryRecord): ItemView {
     }
   } else if (data !== undefined) {
     item.data = json(data, DATA_CHARS);
+    if (entry.kind === "durably.approval" && isObject(data) && typeof data.approved === "boolean") {
+      item.decision = {
+        toolCallId: str(data.toolCallId),
+        toolName: str(data.toolName),
+        approved: data.approved,
+      };
+      if (typeof data.reason === "string") item.decision.reason = data.reason;
+    }
   }
   return item;
+}
+
+function toolView(slot: Loose): LiveToolView {
+  const tool: LiveToolView = {
+    taskId: num(slot.taskId) ?? 0,
+    toolCallId: str(slot.toolCallId),
+    toolName: str(slot.toolName),
+    status: str(slot.status),
+    attempt: num(slot.attempt) ?? 0,
+    output: str(slot.output),
+  };
+  const approval = isObject(slot.approval) ? slot.approval : undefined;
+  if (approval) {
+    tool.approval = {
+      arguments: json(approval.arguments ?? {}),
+      requestedAt: num(approval.requestedAt) ?? 0,
+    };
+    if (typeof approval.note === "string") tool.approval.note = approval.note;
+  }
+  return tool;
+}
+
+function totalsView(value: unknown): UsageTotalsView {
+  const t = isObject(value) ? value : {};
+  const out: UsageTotalsView = {
+    requests: num(t.requests) ?? 0,
+    inputTokens: num(t.inputTokens) ?? 0,
+    outputTokens: num(t.outputTokens) ?? 0,
+    cachedInputTokens: num(t.cachedInputTokens) ?? 0,
+    reasoningTokens: num(t.reasoningTokens) ?? 0,
+  };
+  const cost = num(t.cost);
+  const unpriced = num(t.unpriced);
+  if (cost !== undefined) out.cost = cost;
+  if (unpriced !== undefined && unpriced > 0) out.unpriced = unpriced;
+  return out;
+}
+
+/** A usage report (`harness.usage`, a view's `usage`) as the page shows it: totals, then per model. */
+export function usageView(report: unknown): UsageView {
+  const r = isObject(report) ? report : {};
+  const models = isObject(r.models) ? r.models : {};
+  return {
+    total: totalsView(r.total),
+    models: Object.keys(models)
+      .sort()
+      .map((name) => ({ name, ...totalsView(models[name]) })),
+  };
 }
 
 export function liveView(view: Pick<ConversationView, "live" | "inbox">): LiveView {
@@ -208,16 +286,7 @@ export function liveView(view: Pick<ConversationView, "live" | "inbox">): LiveVi
         .filter(isObject)
         .map((c) => ({ id: str(c.id), name: str(c.name), arguments: json(c.arguments ?? {}) })),
     },
-    tools: tools
-      .map((slot) => ({
-        taskId: num(slot.taskId) ?? 0,
-        toolCallId: str(slot.toolCallId),
-        toolName: str(slot.toolName),
-        status: str(slot.status),
-        attempt: num(slot.attempt) ?? 0,
-        output: str(slot.output),
-      }))
-      .sort((a, b) => a.taskId - b.taskId),
+    tools: tools.map(toolView).sort((a, b) => a.taskId - b.taskId),
     queued: (Array.isArray(view.inbox.queued) ? view.inbox.queued : []).map((q) => ({
       submissionId: q.submissionId,
       // A queued write shows its entry kind (it has no user text).

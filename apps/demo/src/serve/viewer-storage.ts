@@ -41,6 +41,8 @@ export interface Opened {
 
 export interface ViewerStorageOptions {
   pacing?: DemoAgentPacing;
+  /** Where the approval run's `save_note` tool appends (default ./durably-viewer-notes.txt). */
+  notesFile?: string;
   /** How often a wait for a lock tries again. */
   retryMs?: number;
   /** A line for the terminal (the server's log). */
@@ -78,6 +80,7 @@ export class ViewerStorage {
   #waitTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   readonly #pacing: DemoAgentPacing;
+  readonly #notesFile: string | undefined;
   readonly #retryMs: number;
   readonly #log: (line: string) => void;
   readonly #onError: ListenerErrorHandler;
@@ -88,6 +91,7 @@ export class ViewerStorage {
   ) {
     this.info = describeTarget(target);
     this.#pacing = options.pacing ?? DEFAULT_PACING;
+    this.#notesFile = options.notesFile;
     this.#retryMs = options.retryMs ?? 1000;
     this.#log = options.log ?? (() => undefined);
     this.#onError =
@@ -160,7 +164,7 @@ export class ViewerStorage {
     let harness: Harness;
     try {
       harness = await Harness.open(opened.storage, {
-        ...viewerHarnessOptions(this.#pacing),
+        ...viewerHarnessOptions(this.#pacing, this.#notesFile),
         onError: this.#onError,
       });
     } catch (error) {

@@ -101,11 +101,12 @@ export function send(
 /** The viewer in this process (storage + server), as `demo serve` runs it. */
 export async function startInProcess(
   target: Target,
-  options: { retryMs?: number; pacing?: typeof FAST } = {},
+  options: { retryMs?: number; pacing?: typeof FAST; notesFile?: string } = {},
 ): Promise<InProcessViewer> {
   const log: string[] = [];
   const storage = new ViewerStorage(target, {
     pacing: options.pacing ?? FAST,
+    ...(options.notesFile !== undefined ? { notesFile: options.notesFile } : {}),
     retryMs: options.retryMs ?? 100,
     log: (line) => log.push(line),
   });

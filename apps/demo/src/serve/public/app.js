@@ -6,7 +6,7 @@
 import { fill, h } from "./dom.js";
 import { renderList, renderPanel, renderStatus } from "./render-side.js";
 import { TranscriptView } from "./render-transcript.js";
-import { applyChange, applySnapshot, emptyState } from "./view-state.js";
+import { applyChange, applySnapshot, emptyState, usageLine } from "./view-state.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -42,6 +42,23 @@ async function post(path, body = {}) {
   return data;
 }
 
+/**
+ * Posts a decision on a waiting tool call. The request id is made once per
+ * click and reused if the POST has to be sent again (the connection dropped
+ * before the answer came), so the server stores the decision once.
+ */
+async function decide(toolCallId, decision) {
+  const requestId = crypto.randomUUID();
+  const path = `/api/conversations/${selected}/approvals`;
+  const body = { toolCallId, ...decision, requestId };
+  try {
+    return await post(path, body);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // the server answered: its message stands
+    return post(path, body);
+  }
+}
+
 function act(promise) {
   promise.catch((error) => {
     fill($("run-message"), error.message);
@@ -56,10 +73,17 @@ const actions = {
 };
 
 function render() {
-  transcript.render(state, { runsHere: status?.state === "open" && status.running === true });
+  const runsHere = status?.state === "open" && status.running === true;
+  transcript.render(state, { runsHere, canDecide: runsHere, decide });
   const live = state.live;
   const running = Boolean(live && (live.run || live.generation));
-  $("conversation-state").textContent = running ? "running" : "idle";
+  const asking = (live?.tools ?? []).some((tool) => tool.status === "approval");
+  $("conversation-state").textContent = asking
+    ? "waiting for your approval"
+    : running
+      ? "running"
+      : "idle";
+  fill($("conversation-usage"), state.usage ? usageLine(state.usage.total) : "");
 }
 
 let announcedRetry = "";
@@ -138,6 +162,8 @@ function onStatus() {
   renderStatus($("status"), status, actions);
   const open = status?.state === "open";
   $("run-agent").disabled = !open;
+  $("run-approval").disabled = !open;
+  if (open && selected !== undefined && stream !== null) render(); // whether the page may decide
   if (open && selected !== undefined && stream === null) void openConversation(selected);
   if (!open && stream !== null) {
     closeStream();
@@ -162,13 +188,15 @@ function start() {
     document.title = `Conversation ${selected} · Durably viewer`;
   }
   renderPanel($("storage-summary"), $("storage-sections"), null);
-  $("run-agent").addEventListener("click", () => {
+  const run = (script) => () => {
     fill($("run-message"), "Starting…");
-    post("/api/agent/run").then(
-      (run) => location.assign(`/?c=${run.conversationId}`),
+    post("/api/agent/run", { script }).then(
+      (started) => location.assign(`/?c=${started.conversationId}`),
       (error) => fill($("run-message"), error.message),
     );
-  });
+  };
+  $("run-agent").addEventListener("click", run("add"));
+  $("run-approval").addEventListener("click", run("approval"));
 
   fetch("/api/status", { credentials: "same-origin" })
     .then((response) => response.json())
@@ -186,6 +214,10 @@ function start() {
   feed.addEventListener("status", (event) => {
     status = JSON.parse(event.data);
     onStatus();
+  });
+  feed.addEventListener("usage", (event) => {
+    const usage = JSON.parse(event.data);
+    fill($("storage-usage"), `Whole storage: ${usageLine(usage.total)}`);
   });
   feed.addEventListener("conversations", (event) => {
     renderList($("conversation-list"), JSON.parse(event.data), selected);

@@ -4,6 +4,7 @@
 // slot. Streamed text and tool output are deferred progress, marked so.
 
 import { h, fill, streamText } from "./dom.js";
+import { approvalBox } from "./render-approval.js";
 import { resultHasCall, toolCallStatus } from "./view-state.js";
 
 const DEFERRED_NOTE =
@@ -15,10 +16,11 @@ function badge(status) {
   if (status.status === "pending" && status.attempt > 0)
     text = `pending, to run again (attempt ${status.attempt} was cut short)`;
   if (status.status === "no result") text = "no result stored";
+  if (status.status === "approval") text = "waiting for approval";
   return h("span", { class: `badge status-${status.status.replace(/\s+/g, "-")}` }, text);
 }
 
-function toolCard(state, part) {
+function toolCard(state, part, ctx) {
   const status = toolCallStatus(state, part.id);
   const resultLabel =
     status.resultEntryId === undefined
@@ -37,6 +39,7 @@ function toolCard(state, part) {
       badge(status),
     ),
     h("pre", { class: "arguments", "aria-label": `Arguments of ${part.name}` }, part.arguments),
+    status.status === "approval" ? approvalBox(part, status.approval, ctx) : null,
     status.output
       ? h(
           "div",
@@ -73,7 +76,7 @@ function reasoning(text, key) {
   );
 }
 
-function assistantMessage(state, message, key) {
+function assistantMessage(state, message, key, ctx) {
   const parts = (message.parts ?? []).map((part, i) => {
     switch (part.type) {
       case "text":
@@ -81,7 +84,7 @@ function assistantMessage(state, message, key) {
       case "reasoning":
         return reasoning(part.text, `${key}-reasoning-${i}`);
       case "toolCall":
-        return toolCard(state, part);
+        return toolCard(state, part, ctx);
       default:
         return h("p", { class: "note" }, `(a ${part.name} part this viewer does not show)`);
     }
@@ -104,13 +107,14 @@ function usageText(usage) {
 }
 
 const LABELS = { user: "User", assistant: "Assistant", toolResult: "Tool result" };
+const KIND_LABELS = { "durably.approval": "Decision" };
 
-function messageBody(state, item, message, i) {
+function messageBody(state, item, message, i, ctx) {
   switch (message.role) {
     case "user":
       return h("p", { class: "text" }, message.text);
     case "assistant":
-      return assistantMessage(state, message, `entry-${item.entryId}-${i}`);
+      return assistantMessage(state, message, `entry-${item.entryId}-${i}`, ctx);
     case "toolResult":
       return [
         h("p", { class: "note" }, `${message.toolName} (call ${message.toolCallId})`),
@@ -121,9 +125,9 @@ function messageBody(state, item, message, i) {
   }
 }
 
-function renderItem(state, item) {
+function renderItem(state, item, ctx) {
   const role = item.messages?.[0]?.role;
-  const label = LABELS[role] ?? item.kind;
+  const label = LABELS[role] ?? KIND_LABELS[item.kind] ?? item.kind;
   const from =
     item.conversationId !== state.conversationId
       ? ` · from conversation ${item.conversationId}`
@@ -140,18 +144,32 @@ function renderItem(state, item) {
         ? h("span", { class: "entry-id" }, ` · context starts at ${item.head}`)
         : null,
     ),
-    (item.messages ?? []).map((message, i) => messageBody(state, item, message, i)),
+    (item.messages ?? []).map((message, i) => messageBody(state, item, message, i, ctx)),
     item.usage ? h("p", { class: "usage" }, usageText(item.usage)) : null,
-    item.data !== undefined ? h("pre", { class: "data", tabindex: "0" }, item.data) : null,
+    item.decision
+      ? h(
+          "p",
+          { class: "decision" },
+          `${item.decision.approved ? "Approved" : "Denied"} ${item.decision.toolName} (call ${item.decision.toolCallId})` +
+            (item.decision.reason ? `: ${item.decision.reason}` : "") +
+            ".",
+        )
+      : item.data !== undefined
+        ? h("pre", { class: "data", tabindex: "0" }, item.data)
+        : null,
   );
 }
 
-/** What an item's rendering depends on besides the item: the status of its tool calls. */
-function signature(state, item) {
+/**
+ * What an item's rendering depends on besides the item: the status of its
+ * tool calls (and, while one waits for approval, whether this viewer may decide).
+ */
+function signature(state, item, ctx) {
   const calls = [];
   for (const message of item.messages ?? [])
     for (const part of message.parts ?? [])
       if (part.type === "toolCall") calls.push(toolCallStatus(state, part.id));
+  if (calls.some((c) => c.status === "approval")) calls.push({ canDecide: ctx.canDecide });
   return calls.length === 0 ? "" : JSON.stringify(calls);
 }
 
@@ -175,12 +193,13 @@ export class TranscriptView {
     this.parts = null; // the live block's elements, made once and updated in place
   }
 
+  /** `context`: { runsHere, canDecide, decide(toolCallId, decision) } */
   render(state, context) {
-    keepFocus(this.list, () => this.#renderItems(state));
+    keepFocus(this.list, () => this.#renderItems(state, context));
     this.#renderLive(state, context);
   }
 
-  #renderItems(state) {
+  #renderItems(state, ctx) {
     if (state.conversationId !== this.conversationId) {
       this.list.replaceChildren();
       this.rendered.clear();
@@ -188,10 +207,10 @@ export class TranscriptView {
     }
     for (const item of state.items) {
       if (resultHasCall(state, item)) continue; // shown in its call's card
-      const sig = signature(state, item);
+      const sig = signature(state, item, ctx);
       const done = this.rendered.get(item.entryId);
       if (done && done.signature === sig) continue;
-      const element = renderItem(state, item);
+      const element = renderItem(state, item, ctx);
       if (done) done.element.replaceWith(element);
       else this.list.append(element);
       this.rendered.set(item.entryId, { element, signature: sig });

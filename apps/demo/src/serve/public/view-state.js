@@ -9,6 +9,7 @@ export function emptyState() {
     conversationId: 0,
     items: [],
     live: null,
+    usage: null,
     results: new Map(),
     calls: new Set(),
     received: 0,
@@ -32,6 +33,7 @@ export function applySnapshot(state, data) {
   next.conversationId = data.conversationId;
   next.items = [...(data.items ?? [])];
   next.live = data.live ?? null;
+  next.usage = data.usage ?? null;
   next.received = state.received + 1;
   index(next, next.items);
   return next;
@@ -45,6 +47,7 @@ export function applyChange(state, data) {
     ...state,
     items: fresh.length > 0 ? [...state.items, ...fresh] : state.items,
     live: "live" in data ? data.live : state.live,
+    usage: "usage" in data ? data.usage : state.usage,
     results: state.results,
     calls: state.calls,
     received: state.received + 1,
@@ -59,7 +62,8 @@ export function applyChange(state, data) {
 
 /**
  * Where a tool call stands: its stored result ("done" or "error"), else its
- * live slot ("pending", "running", with the output streamed so far), else
+ * live slot ("approval" while it waits for a person's decision, with what it
+ * asks; "pending", "running", with the output streamed so far), else
  * "no result" (none stored and nothing running it, e.g. a fork cut before).
  */
 export function toolCallStatus(state, callId) {
@@ -74,7 +78,13 @@ export function toolCallStatus(state, callId) {
     };
   }
   const slot = (state.live?.tools ?? []).find((tool) => tool.toolCallId === callId);
-  if (slot) return { status: slot.status || "pending", attempt: slot.attempt, output: slot.output };
+  if (slot)
+    return {
+      status: slot.status || "pending",
+      attempt: slot.attempt,
+      output: slot.output,
+      ...(slot.approval ? { approval: slot.approval } : {}),
+    };
   return { status: "no result" };
 }
 
@@ -82,4 +92,20 @@ export function toolCallStatus(state, callId) {
 export function resultHasCall(state, item) {
   const message = (item.messages ?? [])[0];
   return message?.role === "toolResult" && state.calls.has(message.toolCallId);
+}
+
+/** Totals as one line: "3 model calls: 120 tokens in (20 cached), 80 out (10 reasoning); cost …". */
+export function usageLine(totals) {
+  if (!totals || totals.requests === 0) return "no model calls yet";
+  const calls = `${totals.requests} model call${totals.requests === 1 ? "" : "s"}`;
+  const input = `${totals.inputTokens} tokens in${totals.cachedInputTokens ? ` (${totals.cachedInputTokens} cached)` : ""}`;
+  const output = `${totals.outputTokens} out${totals.reasoningTokens ? ` (${totals.reasoningTokens} reasoning)` : ""}`;
+  const unpriced = totals.unpriced ?? 0;
+  let cost;
+  if (totals.cost === undefined) cost = "cost not known (the model declares no prices)";
+  else
+    cost =
+      `cost ${Number(totals.cost.toPrecision(4))} in the models' price unit` +
+      (unpriced > 0 ? `, plus ${unpriced} call${unpriced === 1 ? "" : "s"} without prices` : "");
+  return `${calls}: ${input}, ${output}; ${cost}`;
 }
