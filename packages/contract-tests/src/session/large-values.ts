@@ -29,7 +29,7 @@ export const largeValues: SessionRuleGroup = {
         const failed = results.find((r) => r.status === "rejected");
         check.ok(
           failed === undefined,
-          `${writers} concurrent commits of ${units * 6 + 2} bytes of JSON text each are stored (first failure: ${failed ? String((failed as PromiseRejectedResult).reason).slice(0, 300) : "none"})`,
+          `${writers} concurrent commits of ${units * 6 + 2} bytes of JSON text each are stored (first failure: ${failed ? String(failed.reason).slice(0, 300) : "none"})`,
         );
         check.same(session.failed, undefined, "the session's failed state");
         const calls = storage.commitCalls.slice(before);
