@@ -1,4 +1,9 @@
-import { DEFAULT_LIVE_DIR } from "./agent/live-defaults.js";
+import {
+  APPROVE_QUESTION,
+  DEFAULT_APPROVE_DIR,
+  DEFAULT_LIVE_DIR,
+  type ApproveAgentOptions,
+} from "./agent/live-defaults.js";
 import type { LiveAgentOptions } from "./agent/live-run.js";
 import { QUESTION } from "./agent/script.js";
 import { BACKEND_NAMES, isBackendName, type BackendName } from "./backend-names.js";
@@ -17,6 +22,7 @@ export type Command =
   | { kind: "faults"; keep: boolean }
   | { kind: "agent"; keep: boolean }
   | { kind: "agent-live"; options: LiveAgentOptions }
+  | { kind: "agent-approve"; options: ApproveAgentOptions }
   | { kind: "serve"; path: string | undefined; host: string | undefined; port: number | undefined };
 
 export const USAGE = `Usage: demo [command] [options]
@@ -45,6 +51,11 @@ Commands:
                                a key, if it needs one, in DURABLY_AGENT_API_KEY), or
                                --provider openai with OPENAI_API_KEY; kept in --dir (default
                                ./durably-agent): kill it and run the same command to resume
+  agent --approve [--dir <path>] [--question <text>] [--base-url <url> --model <name>]
+                               a durable agent whose save_note tool asks on the terminal
+                               before it runs (scripted model unless --base-url/--provider);
+                               kept in --dir (default ./durably-agent-approve): kill it while
+                               it asks and run the same command again: the call still waits
   serve [<path>] [--port <n>] [--host <addr>]
                                the live viewer: a local web page that lists the conversations
                                of the storage at <path> (as inspect finds it, or
@@ -104,8 +115,9 @@ const LIVE_OPTIONS = ["base-url", "model", "provider", "dir", "question"];
 
 /** `agent`: the scripted run, or, with --base-url / --provider, the same agent on a real model. */
 function parseAgent(rest: readonly string[]): Command {
-  const options = readOptions(rest, LIVE_OPTIONS, ["keep"]);
+  const options = readOptions(rest, LIVE_OPTIONS, ["keep", "approve"]);
   noPositional("agent", options.positional);
+  if (options.flags.has("approve")) return parseApprove(options.values, options.flags);
   const live = LIVE_OPTIONS.filter((name) => options.values.has(name));
   if (live.length === 0) return { kind: "agent", keep: options.flags.has("keep") };
   if (options.flags.has("keep"))
@@ -128,6 +140,33 @@ function parseAgent(rest: readonly string[]): Command {
       model,
       dir: options.values.get("dir") ?? DEFAULT_LIVE_DIR,
       question: options.values.get("question") ?? QUESTION,
+    },
+  };
+}
+
+/** `agent --approve`: the scripted model, or a real one with the same options as `agent`. */
+function parseApprove(values: Map<string, string>, flags: Set<string>): Command {
+  if (flags.has("keep")) throw new CliError("agent --approve keeps its run in --dir; drop --keep");
+  const dir = values.get("dir") ?? DEFAULT_APPROVE_DIR;
+  const question = values.get("question") ?? APPROVE_QUESTION;
+  const provider = values.get("provider");
+  const baseUrl = values.get("base-url");
+  const model = values.get("model");
+  if (provider === undefined && baseUrl === undefined && model === undefined)
+    return { kind: "agent-approve", options: { dir, question } };
+  if (provider !== undefined && provider !== "openai")
+    throw new CliError(
+      `unknown --provider ${JSON.stringify(provider)}; use --provider openai, or --base-url for any OpenAI-compatible server`,
+    );
+  if (provider === undefined && baseUrl === undefined)
+    throw new CliError("agent --approve --model needs --base-url <url> or --provider openai");
+  if (model === undefined) throw new CliError("agent on a real model needs --model <name>");
+  return {
+    kind: "agent-approve",
+    options: {
+      dir,
+      question,
+      live: { provider: provider === "openai" ? "openai" : "openai-compatible", baseUrl, model },
     },
   };
 }

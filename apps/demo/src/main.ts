@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { approveAgentRun } from "./agent/approve-run.js";
 import { liveAgentRun } from "./agent/live-run.js";
 import { CliError, parseCommand, USAGE } from "./cli.js";
 import { experimentCommand, inspectCommand } from "./commands.js";
@@ -21,6 +22,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return runSteps(out, AGENT, { keep: command.keep });
     case "agent-live":
       return liveAgentRun(out, (text) => process.stdout.write(text), command.options);
+    case "agent-approve":
+      return approveAgentRun(out, (text) => process.stdout.write(text), command.options);
     case "experiment":
       return experimentCommand(out, command.backend, command.dir);
     case "inspect":

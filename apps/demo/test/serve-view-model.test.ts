@@ -233,7 +233,12 @@ describe("the viewer's view model, on data it does not fully know", () => {
         tools: {},
         approvals: { pending: 1 },
       },
-      inbox: { queued: [{ submissionId: 6, content: "next" }] },
+      inbox: {
+        queued: [
+          { submissionId: 6, content: "next" },
+          { submissionId: 7, write: { kind: "app.note", data: { a: 1 } } },
+        ],
+      },
     } as never);
     expect(live).toEqual({
       run: { submissionId: 4, taskId: 5 },
@@ -246,7 +251,10 @@ describe("the viewer's view model, on data it does not fully know", () => {
         error: { message: "429", kind: "transient" },
       },
       tools: [],
-      queued: [{ submissionId: 6, content: "next" }],
+      queued: [
+        { submissionId: 6, content: "next" },
+        { submissionId: 7, content: "(write: app.note)" },
+      ],
     });
   });
 

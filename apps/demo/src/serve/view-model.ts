@@ -220,7 +220,8 @@ export function liveView(view: Pick<ConversationView, "live" | "inbox">): LiveVi
       .sort((a, b) => a.taskId - b.taskId),
     queued: (Array.isArray(view.inbox.queued) ? view.inbox.queued : []).map((q) => ({
       submissionId: q.submissionId,
-      content: contentText(q.content),
+      // A queued write shows its entry kind (it has no user text).
+      content: "write" in q ? `(write: ${q.write.kind})` : contentText(q.content),
     })),
   };
   if (out.generation && generation) {

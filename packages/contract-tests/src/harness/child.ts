@@ -18,6 +18,10 @@ import {
   scenarioTools,
   scriptedModels,
   CHILD_RETRY,
+  APPROVAL_REQUEST_ID,
+  delegateTool,
+  deployTool,
+  helperScript,
   type HarnessModelFactory,
 } from "./scripts.js";
 
@@ -39,21 +43,46 @@ async function main(): Promise<void> {
   const models: HarnessModelFactory = config.modelModule
     ? ((await import(config.modelModule)) as { createModel: HarnessModelFactory }).createModel
     : scriptedModels;
+  const approving = config.scenario === "approval" || config.scenario === "approval-retry";
+  const subagent = config.scenario === "subagent";
   const harness = await Harness.open(storage, {
-    model: models(scenarioScript(config.scenario, "child", config.scriptId)),
-    tools: scenarioTools("child", {
-      running: (name, api) => send({ type: "tool-running", name, attempt: api.attempt }),
-      executed: () => undefined,
-      committing: () => send({ type: "committing" }),
-    }),
+    models: {
+      default: models(scenarioScript(config.scenario, "child", config.scriptId)),
+      ...(subagent ? { helper: models(helperScript("child", config.scriptId)) } : {}),
+    },
+    tools: [
+      ...scenarioTools("child", {
+        running: (name, api) => send({ type: "tool-running", name, attempt: api.attempt }),
+        executed: () => undefined,
+        committing: () => send({ type: "committing" }),
+      }),
+      ...(approving ? [deployTool("child", () => undefined)] : []),
+      ...(subagent ? [delegateTool(() => undefined)] : []),
+    ],
     settings: { progress: { persistWithinMs: PROGRESS_WINDOW_MS }, retry: CHILD_RETRY },
     onError: (error, where) => send({ type: "failed", error: `${where}: ${String(error)}` }),
+  });
+  harness.session.subscribeCommits((event) => {
+    for (const write of event.writes)
+      if (write.type === "conversation" && write.value.owner !== undefined)
+        send({ type: "subagent-created", conversationId: write.value.id });
   });
   const root = await harness.root();
   let shown = -1;
   let retrying = false;
   let summary = -1;
+  let asked = false;
   root.watch((view) => {
+    const waiting = Object.values(view.live.tools).find((slot) => slot.status === "approval");
+    if (waiting && !asked) {
+      asked = true;
+      send({ type: "approval-pending", toolCallId: waiting.toolCallId });
+      if (config.scenario === "approval-retry")
+        void root
+          .approve(waiting.toolCallId, { approved: true, requestId: APPROVAL_REQUEST_ID })
+          .then((decision) => send({ type: "approved", submissionId: decision.submissionId }))
+          .catch((error: unknown) => send({ type: "failed", error: `approve: ${String(error)}` }));
+    }
     const compaction = view.live.compaction?.text.length ?? 0;
     if (compaction !== summary) {
       summary = compaction;

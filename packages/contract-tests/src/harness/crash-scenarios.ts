@@ -2,6 +2,8 @@ import { Harness, ROOT_CONVERSATION_ID, type Storage, type SubmissionRecord } fr
 import { sleep, withTempStorage } from "../crash/temp-storage.js";
 import { HarnessChild } from "./child-process.js";
 import { checkAgentStored, isAgentCrash, resumeAgentCrash } from "./crash-agent.js";
+import { checkApprovalStored, isApprovalCrash, resumeApprovalCrash } from "./approval-crash.js";
+import { checkSubagentStored, resumeSubagentCrash } from "./subagent-crash.js";
 import { checkStoredAfterKill, kinds, SLACK_MS, type StoredWait } from "./crash-checks.js";
 import { check, checkTranscript } from "./invariants.js";
 import type { HarnessChildMessage } from "./protocol.js";
@@ -56,6 +58,22 @@ async function untilMoment(child: HarnessChild, scenario: CrashScenario): Promis
       "the tool inside its second api.commit",
       (m): m is HarnessChildMessage => m.type === "committing",
     );
+  } else if (scenario === "subagent") {
+    await child.waitFor(
+      "the subagent's conversation",
+      (m): m is HarnessChildMessage => m.type === "subagent-created",
+    );
+    await sleep(PROGRESS_WINDOW_MS + SLACK_MS / 2); // the helper streams meanwhile
+  } else if (scenario === "approval") {
+    await child.waitFor(
+      "the call to wait for approval",
+      (m): m is HarnessChildMessage => m.type === "approval-pending",
+    );
+  } else if (scenario === "approval-retry") {
+    await child.waitFor(
+      "the child's decision",
+      (m): m is HarnessChildMessage => m.type === "approved",
+    );
   } else if (scenario === "retry-wait") {
     await child.waitFor(
       "the retry wait",
@@ -96,6 +114,42 @@ export async function runCrashScenario(
       await untilMoment(child, scenario);
     } finally {
       killedAt = await child.kill();
+    }
+
+    if (scenario === "subagent") {
+      const stored = await options.open(path);
+      let subagent;
+      try {
+        subagent = await checkSubagentStored(stored, child.messages);
+      } finally {
+        await stored.close();
+      }
+      await resumeSubagentCrash(() => options.open(path), id, models, subagent);
+      const reopened = await options.open(path);
+      try {
+        await checkTranscript(reopened, ROOT_CONVERSATION_ID, "subagent: after resuming");
+        await checkTranscript(reopened, subagent, "subagent: its child after resuming");
+      } finally {
+        await reopened.close();
+      }
+      return;
+    }
+
+    if (isApprovalCrash(scenario)) {
+      const stored = await options.open(path);
+      try {
+        await checkApprovalStored(stored, scenario, child.messages);
+      } finally {
+        await stored.close();
+      }
+      await resumeApprovalCrash(() => options.open(path), scenario, id, models, child.messages);
+      const reopened = await options.open(path);
+      try {
+        await checkTranscript(reopened, ROOT_CONVERSATION_ID, `${scenario}: after resuming`);
+      } finally {
+        await reopened.close();
+      }
+      return;
     }
 
     if (isAgentCrash(scenario)) {

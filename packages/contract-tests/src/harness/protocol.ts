@@ -27,6 +27,12 @@ export type HarnessChildMessage = { durablyHarness: 1; at: number } & (
   | { type: "summary"; length: number }
   /** The "book" tool is inside its second `api.commit` callback, where it stays. */
   | { type: "committing" }
+  /** A watch frame showed the "deploy" call waiting for approval. */
+  | { type: "approval-pending"; toolCallId: string }
+  /** The "approval-retry" child stored its decision (`approve` resolved). */
+  | { type: "approved"; submissionId: number }
+  /** The "subagent" child's tool created its child conversation (the helper now streams). */
+  | { type: "subagent-created"; conversationId: number }
   | { type: "failed"; error: string }
 );
 

@@ -49,13 +49,26 @@ const CRASHES: readonly { scenario: CrashScenario; name: string }[] = [
     scenario: "tool-commit",
     name: "killed inside a tool's api.commit: none of that commit is stored; the rerun skips the recorded commit and memo and commits the rest once",
   },
+  {
+    scenario: "approval",
+    name: "killed while a tool call waits for approval: it is still pending after reopening; approved then, it runs exactly once",
+  },
+  {
+    scenario: "subagent",
+    name: "killed while a tool's subagent answers: after reopening the tool finds the same subagent, which answers once, and the parent gets one answer",
+  },
+  {
+    scenario: "approval-retry",
+    name: "killed right after a call was approved with a requestId: the retried approval returns the stored decision and the tool runs exactly once",
+  },
 ];
 
 /**
  * Registers the harness conformance suite for one backend: runs through a
  * real Harness over the adapter, and, with `crash`, runs killed by SIGKILL
  * at the moments that matter (mid-stream, mid safe tool, mid unsafe tool,
- * mid retry wait, mid compaction summary, inside a tool's `api.commit`)
+ * mid retry wait, mid compaction summary, inside a tool's `api.commit`,
+ * while a call waits for approval, right after it was approved)
  * and resumed on reopen.
  */
 export function registerHarnessConformance(

@@ -2,6 +2,9 @@ import { contentText, Harness, ROOT_CONVERSATION_ID, type Storage } from "@durab
 import type { Reopen } from "../storage/api.js";
 import { check, checkTranscript, storedDoc } from "./invariants.js";
 import { agentScenarios } from "./agent-scenarios.js";
+import { approvalScenarios } from "./approval-scenarios.js";
+import { hookScenarios } from "./hook-scenarios.js";
+import { steeringScenarios } from "./steering-scenarios.js";
 import { compactionScenarios } from "./compaction-scenarios.js";
 import { contextScenarios } from "./context-scenarios.js";
 import { convenienceScenarios } from "./convenience-scenarios.js";
@@ -212,4 +215,7 @@ export const harnessScenarios: readonly HarnessScenario[] = [
   ...toolScenarios,
   ...convenienceScenarios,
   ...livenessScenarios,
+  ...approvalScenarios,
+  ...hookScenarios,
+  ...steeringScenarios,
 ];

@@ -12,7 +12,18 @@ import {
 
 /** The crash scenarios: where the child is when it is killed. */
 export type CrashScenario =
-  "stream" | "safe-tool" | "unsafe-tool" | "retry-wait" | "compaction" | "tool-commit";
+  | "stream"
+  | "safe-tool"
+  | "unsafe-tool"
+  | "retry-wait"
+  | "compaction"
+  | "tool-commit"
+  | "approval"
+  | "approval-retry"
+  | "subagent";
+
+/** The request id of the decision the "approval-retry" child stores and the parent retries. */
+export const APPROVAL_REQUEST_ID = "approve-deploy";
 
 /** The summary the "compaction" scenario's model gives: long enough to kill the child while it streams. */
 export const CRASH_SUMMARY = `The user asked two questions (q1, q2) and both were answered. ${Array.from({ length: 150 }, (_, i) => `fact${i}`).join(" ")}.`;
@@ -93,6 +104,24 @@ export function scenarioScript(
         side === "child"
           ? { summary: CRASH_SUMMARY, chunkSize: 3, chunkDelayMs: 3 }
           : { summary: CRASH_SUMMARY, chunkSize: 3 },
+    };
+  if (scenario === "approval" || scenario === "approval-retry")
+    return {
+      id,
+      turns: [
+        { text: "deploying ", toolCalls: [{ name: "deploy", arguments: { env: "prod" } }] },
+        { text: "deploy finished" },
+      ],
+      options: { chunkSize: 3 },
+    };
+  if (scenario === "subagent")
+    return {
+      id,
+      turns: [
+        { text: "asking ", toolCalls: [{ name: "delegate", arguments: { question: "2+3?" } }] },
+        { text: "the helper worked it out" },
+      ],
+      options: { chunkSize: 3 },
     };
   if (scenario === "tool-commit")
     return {
@@ -213,6 +242,63 @@ function bookTool(side: "child" | "parent", hooks: ToolHooks): Tool {
       });
       await book("second")(api, side === "child");
       return { content: `booked with ${ref}` };
+    },
+  });
+}
+
+/**
+ * "deploy" (safe, approval "always"): calls `effect` each time it really
+ * deploys. The child's copy blocks before any effect, so only the parent's
+ * runs count: a decision applied once deploys exactly once.
+ */
+export function deployTool(side: "child" | "parent", effect: (env: string) => void): Tool {
+  return defineTool<{ env: string }>({
+    name: "deploy",
+    description: "Deploys to an environment (asks a person first)",
+    parameters: { type: "object", properties: { env: { type: "string" } }, required: ["env"] },
+    replay: "safe",
+    approval: "always",
+    execute: async ({ env }, api) => {
+      if (side === "child") return blockUntilAborted(api);
+      effect(env);
+      return { content: `deployed to ${env}` };
+    },
+  });
+}
+
+/** What the "subagent" scenario's helper answers: long enough to kill the child while it streams. */
+export const HELPER_ANSWER = `2 + 3 = 5. ${Array.from({ length: 300 }, (_, i) => `n${i}`).join(" ")}`;
+
+/** The helper model's script: slow in the crash child, at full speed in the parent that resumes. */
+export function helperScript(side: "child" | "parent", id: string): ModelScript {
+  return {
+    id: `${id}-helper`,
+    turns: [{ text: HELPER_ANSWER }],
+    options: side === "child" ? { chunkSize: 3, chunkDelayMs: 3 } : { chunkSize: 3 },
+  };
+}
+
+/**
+ * "delegate" (safe): asks a subagent on the "helper" model (no tools) and
+ * returns its answer; `ran` is told each attempt.
+ */
+export function delegateTool(ran: (attempt: number) => void): Tool {
+  return defineTool<{ question: string }>({
+    name: "delegate",
+    description: "Asks a helper agent",
+    parameters: {
+      type: "object",
+      properties: { question: { type: "string" } },
+      required: ["question"],
+    },
+    replay: "safe",
+    execute: async ({ question }, api) => {
+      ran(api.attempt);
+      const result = await api.runConversation({
+        agent: { model: "helper", tools: [] },
+        input: question,
+      });
+      return { content: `helper says: ${result.text.slice(0, 10)}` };
     },
   });
 }

@@ -4,6 +4,7 @@ import { defineDoc } from "../session/tokens.js";
 import { assembleInstructions, layerInstructions, type Instructions } from "./instructions.js";
 import type { ModelSettings } from "./model.js";
 import { DEFAULT_MODEL, type RegisteredModel } from "./models.js";
+import { UNKNOWN_HOOKS, type Hooks } from "./hooks.js";
 import type { Tool } from "./tool.js";
 
 /** The `code` of the failure a run ends with when its model is not registered (reason `unknown-model`). */
@@ -25,6 +26,8 @@ export type AgentState = {
   instructions?: string | { id: string; text: string }[];
   /** Laid over the harness's `settings.model`, key by key. */
   settings?: JsonObject;
+  /** Named hook sets (of `Harness.open`'s `hookSets`) that run after the harness's `hooks`, in order. */
+  hooks?: string[];
 };
 
 /**
@@ -47,9 +50,10 @@ export interface AgentConfig {
   tools?: readonly string[] | null;
   instructions?: Instructions | null;
   settings?: ModelSettings | null;
+  hooks?: readonly string[] | null;
 }
 
-const CONFIG_FIELDS = ["model", "tools", "instructions", "settings"];
+const CONFIG_FIELDS = ["model", "tools", "instructions", "settings", "hooks"];
 
 const quoted = (names: Iterable<string>): string =>
   [...names].map((n) => JSON.stringify(n)).join(", ") || "none";
@@ -64,7 +68,11 @@ export type AgentChange = { [K in keyof AgentState]?: AgentState[K] | null };
  */
 export function checkAgentConfig(
   input: unknown,
-  registry: { models: ReadonlySet<string>; tools: ReadonlySet<string> },
+  registry: {
+    models: ReadonlySet<string>;
+    tools: ReadonlySet<string>;
+    hooks?: ReadonlySet<string>;
+  },
 ): AgentChange {
   if (typeof input !== "object" || input === null || Array.isArray(input))
     throw new TypeError("configure: the configuration must be an object");
@@ -82,23 +90,9 @@ export function checkAgentConfig(
       );
     out.model = c.model;
   }
-  if (c.tools !== undefined) {
-    if (c.tools === null) out.tools = null;
-    else {
-      if (!Array.isArray(c.tools))
-        throw new TypeError("configure: tools must be an array of tool names");
-      const seen = new Set<string>();
-      (c.tools as unknown[]).forEach((name, i) => {
-        if (typeof name !== "string" || !registry.tools.has(name))
-          throw new TypeError(
-            `configure: tools[${i}] ${JSON.stringify(name)} is not one of the harness's tools (${quoted(registry.tools)})`,
-          );
-        if (seen.has(name)) throw new TypeError(`configure: tools[${i}] "${name}" is listed twice`);
-        seen.add(name);
-      });
-      out.tools = [...seen];
-    }
-  }
+  if (c.tools !== undefined) out.tools = checkNames(c.tools, "tools", registry.tools);
+  if (c.hooks !== undefined)
+    out.hooks = checkNames(c.hooks, "hooks", registry.hooks ?? new Set(), "hook sets");
   if (c.instructions !== undefined) {
     if (c.instructions !== null) assembleInstructions(c.instructions, "configure: instructions");
     out.instructions =
@@ -113,6 +107,28 @@ export function checkAgentConfig(
       c.settings === null ? null : (copyJson(c.settings, "configure: settings") as JsonObject);
   }
   return out;
+}
+
+/** A list of registered names, each once (`null` passes: back to the harness's). */
+function checkNames(
+  value: unknown,
+  field: "tools" | "hooks",
+  registered: ReadonlySet<string>,
+  what: string = field,
+): string[] | null {
+  if (value === null) return null;
+  if (!Array.isArray(value))
+    throw new TypeError(`configure: ${field} must be an array of ${what} names`);
+  const seen = new Set<string>();
+  (value as unknown[]).forEach((name, i) => {
+    if (typeof name !== "string" || !registered.has(name))
+      throw new TypeError(
+        `configure: ${field}[${i}] ${JSON.stringify(name)} is not one of the harness's ${what} (${quoted(registered)})`,
+      );
+    if (seen.has(name)) throw new TypeError(`configure: ${field}[${i}] "${name}" is listed twice`);
+    seen.add(name);
+  });
+  return [...seen];
 }
 
 /** Applies a checked change to the stored configuration (a draft). */
@@ -130,6 +146,33 @@ export interface AgentDefaults {
   readonly tools: ReadonlyMap<string, Tool>;
   readonly instructions?: Instructions;
   readonly settings?: ModelSettings;
+  /** Hooks of every conversation (`Harness.open`'s `hooks`). */
+  readonly hooks?: readonly Hooks[];
+  /** Hook sets a conversation's configuration may name (`hookSets`). */
+  readonly hookSets?: ReadonlyMap<string, Hooks>;
+}
+
+/**
+ * The hooks a conversation's runs call: the harness's, then its configured
+ * sets in order; a set the harness does not have is an error naming it.
+ */
+export function resolveHooks(
+  agent: AgentState,
+  defaults: AgentDefaults,
+): readonly Hooks[] | { error: ErrorInfo } {
+  const base = defaults.hooks ?? [];
+  if (agent.hooks === undefined || agent.hooks.length === 0) return base;
+  const sets = defaults.hookSets ?? new Map<string, Hooks>();
+  const missing = agent.hooks.filter((n) => !sets.has(n));
+  if (missing.length > 0)
+    return {
+      error: {
+        name: "UnknownHooks",
+        message: `the conversation is configured with hook set${missing.length > 1 ? "s" : ""} ${quoted(missing)}, which this harness does not have (it has ${quoted(sets.keys())})`,
+        code: UNKNOWN_HOOKS,
+      },
+    };
+  return [...base, ...agent.hooks.map((n) => sets.get(n) as Hooks)];
 }
 
 /** A run's agent, resolved against the registry for one model call. */
@@ -138,6 +181,8 @@ export interface ResolvedAgent {
   readonly tools: readonly Tool[];
   readonly system?: string;
   readonly settings?: ModelSettings;
+  /** The hooks around its steps (the harness's, then the conversation's sets). */
+  readonly hooks: readonly Hooks[];
 }
 
 /**
@@ -175,6 +220,8 @@ export function resolveAgent(
       };
     tools = agent.tools.map((n) => defaults.tools.get(n) as Tool);
   }
+  const hooks = resolveHooks(agent, defaults);
+  if ("error" in hooks) return hooks;
   const system = assembleInstructions(
     layerInstructions(defaults.instructions, agent.instructions),
     "instructions",
@@ -184,6 +231,7 @@ export function resolveAgent(
   return {
     model,
     tools,
+    hooks,
     ...(system !== undefined ? { system } : {}),
     ...(settings !== undefined ? { settings } : {}),
   };

@@ -1,12 +1,7 @@
 import { ConversationBusy, UnknownRecord } from "../domain/errors.js";
 import type { ConversationId, EntryId, SubmissionId, TaskId } from "../domain/ids.js";
-import { copyJson, jsonEqual } from "../domain/json.js";
-import type {
-  ContentPart,
-  EntryRecord,
-  SubmissionRecord,
-  SubmissionStatus,
-} from "../domain/records.js";
+import { copyJson } from "../domain/json.js";
+import type { EntryRecord, SubmissionRecord, SubmissionStatus } from "../domain/records.js";
 import type { CallOptions, Cursor } from "../storage/port.js";
 import {
   AgentDoc,
@@ -15,17 +10,25 @@ import {
   type AgentConfig,
   type AgentState,
 } from "./agent.js";
+import {
+  checkApproval,
+  decideApproval,
+  pendingApprovals,
+  type ApprovalDecision,
+  type ApprovalInput,
+  type PendingApproval,
+} from "./approval.js";
 import { checkKeepLastTurns } from "./compaction-policy.js";
 import { compactionResult, type CompactionResult } from "./compaction-task.js";
-import { checkContent } from "./content.js";
 import type { HarnessContext } from "./harness-context.js";
 import { InboxDoc } from "./inbox.js";
 import { LiveDoc } from "./live.js";
 import { DEFAULT_MODEL } from "./models.js";
-import { isBusy, placeInput } from "./placement.js";
+import { isBusy } from "./placement.js";
 import { conversationStream, type StreamOptions } from "./stream.js";
 import type { ConversationEvent } from "./stream-events.js";
 import { Submission } from "./submission.js";
+import { checkSubmit, submitIn, type SubmitInput } from "./submit.js";
 import { UsageDoc, usageReport } from "./usage.js";
 import {
   ConversationWatch,
@@ -34,44 +37,7 @@ import {
   type WatchOptions,
 } from "./watch.js";
 
-/** What `conversation.submit` takes. */
-export interface SubmitInput {
-  type: "input";
-  /** The user's message: text, or text and image parts. */
-  content: string | ContentPart[];
-  /** The name of the model (of `Harness.open`'s `models`) that answers it; default "default". */
-  model?: string;
-  /** Makes the submit idempotent: a retry (even after a restart) returns the existing submission. */
-  requestId?: string;
-  /** When the conversation is answering something: queue a follow-up (default) or throw `ConversationBusy`. */
-  whenBusy?: "followUp" | "reject";
-}
-
 const PAGE = 256;
-
-const SUBMIT_FIELDS = ["type", "content", "model", "requestId", "whenBusy"];
-
-/** Checks a submit input; returns its content, copied (a string, or checked parts). */
-function checkSubmit(input: SubmitInput, models: ReadonlySet<string>): string | ContentPart[] {
-  if (typeof input !== "object" || input === null)
-    throw new TypeError("submit: the input must be an object");
-  const i = input as unknown as Record<string, unknown>;
-  for (const key of Object.keys(i))
-    if (!SUBMIT_FIELDS.includes(key))
-      throw new TypeError(`submit: ${key} is not a submit field (${SUBMIT_FIELDS.join(", ")})`);
-  if (i.type !== "input")
-    throw new TypeError(`submit: type must be "input", got ${JSON.stringify(i.type)}`);
-  const content = checkContent(i.content, "submit: content");
-  if (i.model !== undefined && (typeof i.model !== "string" || !models.has(i.model)))
-    throw new TypeError(
-      `submit: model ${JSON.stringify(i.model)} is not one of the harness's models (${[...models].map((m) => `"${m}"`).join(", ")})`,
-    );
-  if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
-    throw new TypeError("submit: requestId must be a non-empty string");
-  if (i.whenBusy !== undefined && i.whenBusy !== "followUp" && i.whenBusy !== "reject")
-    throw new TypeError('submit: whenBusy must be "followUp" or "reject"');
-  return content;
-}
 
 /** A handle on one conversation of a harness. */
 export class Conversation {
@@ -82,50 +48,23 @@ export class Conversation {
   ) {}
 
   /**
-   * Submits an input. Idle: placed at once (user entry +
-   * generation, one commit). Busy: queued in `durably.inbox` as a follow-up,
-   * placed when the running answer settles; with `whenBusy: "reject"` it
-   * throws `ConversationBusy` and stores nothing. With a `requestId`, a
-   * retried submit returns the existing submission (the content must match).
-   * Starts the scheduler.
+   * Submits an input or a write. Idle: an input is placed at once (user
+   * entry + generation, one commit); a write's entry is appended and its
+   * submission settled `done` at once. Busy: queued in `durably.inbox`,
+   * placed (or appended) in order when the running answer settles; with
+   * `whenBusy: "reject"` it throws `ConversationBusy` and stores nothing;
+   * an input with `whenBusy: "steer"` goes into the running answer at its
+   * next model call (after the current tool results) and settles with it.
+   * With a `requestId`, a retried submit returns the existing submission
+   * (the content must match). Starts the scheduler.
    */
   async submit(input: SubmitInput, options?: CallOptions): Promise<Submission> {
-    const content = checkSubmit(input, this.harness.modelNames);
+    const checked = checkSubmit(input, this.harness.modelNames);
     const { session, generation } = this.harness;
-    const { requestId, model } = input;
-    const record = await session.commit(async (tx): Promise<SubmissionRecord> => {
-      if (requestId !== undefined) {
-        const existing = await tx.submissionByRequest(this.id, requestId);
-        if (existing) {
-          if (existing.content !== undefined && !jsonEqual(existing.content, content))
-            throw new TypeError(
-              `submit: requestId ${JSON.stringify(requestId)} was used by submission ${existing.id} with different content`,
-            );
-          return existing;
-        }
-      }
-      const live = await tx.doc(LiveDoc, this.id);
-      const busy = isBusy(live);
-      if (busy && input.whenBusy === "reject")
-        throw new ConversationBusy(
-          `conversation ${this.id} is ${live.run ? `answering submission ${live.run.submissionId}` : "compacting"}; not queued (whenBusy: "reject")`,
-        );
-      const created = await tx.createSubmission(this.id, {
-        type: "input",
-        content,
-        ...(requestId !== undefined ? { requestId } : {}),
-      });
-      if (busy) {
-        const inbox = await tx.doc(InboxDoc, this.id);
-        inbox.queued.push({
-          submissionId: created.id,
-          content,
-          ...(model !== undefined ? { model } : {}),
-        });
-        return created;
-      }
-      return placeInput(tx, generation, live, this.id, created.id, content, model);
-    }, options);
+    const record = await session.commit(
+      (tx) => submitIn(tx, generation, this.id, checked),
+      options,
+    );
     await this.harness.resume(options);
     return new Submission(this.harness, record);
   }
@@ -190,6 +129,7 @@ export class Conversation {
     const change = checkAgentConfig(config, {
       models: this.harness.modelNames,
       tools: this.harness.toolNames,
+      hooks: this.harness.hookNames,
     });
     return this.harness.session.commit(async (tx) => {
       const agent = await tx.doc(AgentDoc, this.id);
@@ -265,16 +205,21 @@ export class Conversation {
   /**
    * Aborts the running answer (its generation and tools; the submission
    * settles `unanswered`, reason "aborted") or the running manual
-   * compaction, and withdraws every queued follow-up the same way.
-   * Resolves with how many submissions it aborted.
+   * compaction, and withdraws every queued follow-up the same way. A tool
+   * call waiting for approval ends denied ("denied: the conversation was
+   * aborted before anyone decided"). Resolves with how many submissions it
+   * aborted.
    */
   async abort(options?: CallOptions): Promise<number> {
     const { session, scheduler } = this.harness;
     const { queued, task, compaction } = await session.commit(async (tx) => {
       const inbox = await tx.doc(InboxDoc, this.id);
       const live = await tx.doc(LiveDoc, this.id);
-      const waiting = inbox.queued.map((q) => q.submissionId as SubmissionId);
-      if (waiting.length > 0) inbox.queued.splice(0, waiting.length);
+      const waiting = [...inbox.queued, ...(inbox.steered ?? [])].map(
+        (q) => q.submissionId as SubmissionId,
+      );
+      if (inbox.queued.length > 0) inbox.queued.splice(0, inbox.queued.length);
+      if (inbox.steered) delete inbox.steered;
       for (const id of waiting)
         await tx.settleSubmission(id, { status: "unanswered", reason: "aborted" });
       const compacting = live.run === null ? live.compaction?.taskId : undefined;
@@ -289,6 +234,35 @@ export class Conversation {
     if (compaction !== undefined) await scheduler.abortTask(compaction, options);
     if (task !== undefined || compaction !== undefined) await this.harness.resume(options);
     return queued + running;
+  }
+
+  /** The tool calls waiting for a person's decision, oldest first (from `durably.live`). */
+  async approvals(): Promise<PendingApproval[]> {
+    const live = await this.harness.session.snapshot(LiveDoc, this.id);
+    return live ? pendingApprovals(live) : [];
+  }
+
+  /**
+   * Decides a tool call waiting for approval, in one commit: approved, it
+   * runs (once); denied, the model gets the error result "denied: <reason>"
+   * and the run goes on. Stored as a submission (type "write", settled at
+   * once, its answer a `durably.approval` entry), so a `requestId` makes a
+   * retry, even after a restart, return the stored decision. A call that
+   * is not waiting (unknown, already decided) rejects `ApprovalNotPending`
+   * and stores nothing. Starts the scheduler.
+   */
+  async approve(
+    toolCallId: string,
+    decision: ApprovalInput,
+    options?: CallOptions,
+  ): Promise<ApprovalDecision> {
+    const input = checkApproval(toolCallId, decision);
+    const stored = await this.harness.session.commit(
+      (tx) => decideApproval(tx, this.id, toolCallId, input),
+      options,
+    );
+    await this.harness.resume(options);
+    return stored;
   }
 
   /**

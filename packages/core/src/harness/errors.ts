@@ -12,3 +12,13 @@ export class SubmissionUnanswered extends DurablyError {
     super(message);
   }
 }
+
+/**
+ * `conversation.approve` named a tool call that is not waiting for a
+ * decision: unknown in the conversation, already decided, or running
+ * without asking. Nothing was stored.
+ */
+export class ApprovalNotPending extends DurablyError {
+  override readonly name = "ApprovalNotPending";
+  readonly code = "APPROVAL_NOT_PENDING";
+}

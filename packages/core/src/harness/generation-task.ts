@@ -1,5 +1,5 @@
 import type { SubmissionId, TaskId } from "../domain/ids.js";
-import type { ErrorInfo, SubmissionRecord } from "../domain/records.js";
+import type { AssistantMessage, ErrorInfo, SubmissionRecord } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
@@ -13,12 +13,16 @@ import {
 import { deriveContext } from "./context.js";
 import { lastInputTokens, loadContextEntries } from "./context-load.js";
 import { assistantEntry } from "./entries.js";
-import { LiveDoc, type LiveToolSlot } from "./live.js";
+import { afterResponse, beforeRequest, toolHookFailure } from "./hooks.js";
+import { LiveDoc } from "./live.js";
 import type { ModelError, ModelRequest } from "./model.js";
 import { callModel, generationProgress, type CallEnd } from "./model-call.js";
 import type { GenerationInput } from "./placement.js";
 import { retryDelay, type RetryPolicy } from "./retry-policy.js";
 import { finishRun } from "./run-settlement.js";
+import { createToolCalls, turnApprovals } from "./tool-calls.js";
+import { steeredRecords, takeSteered } from "./steering.js";
+import { InboxDoc } from "./inbox.js";
 import type { ToolCheckpoint, ToolTaskInput } from "./tool-task.js";
 import { costOf, recordUsage } from "./usage.js";
 
@@ -115,9 +119,13 @@ function causeOf(error: ModelError): RetryCause {
  * the last request passed the model's threshold, calls the model (partials
  * go to `durably.live` as deferred commits), then in ONE commit appends the
  * assistant entry, adds its usage to the ledger, creates one tool task per
- * call with its live slot and waits on them. A round without calls ends the
- * task; `onTerminal` settles the submission and places the next queued
- * input, in that same commit. A retryable failure commits a `retry`
+ * call with its live slot (a call whose tool asks for approval is created
+ * waiting for it, slot status "approval") and waits on them. Inputs
+ * steered into the run join before a model call (after the tool results);
+ * `beforeRequest` and `afterResponse` hooks run around the call, a failing
+ * one ending the run. A round without calls (and no steered input) ends the
+ * task; `onTerminal` settles the submission (and the steered ones) and
+ * places the next queued input, in that same commit. A retryable failure commits a `retry`
  * checkpoint and waits; an overflow compacts once, then calls again; a
  * final failure ends the task `failed`.
  */
@@ -252,7 +260,7 @@ export function createGenerationTask(
     const calls = end.draft.calls();
     const model = agent.model.name;
     const cost = costOf(end.usage, agent.model.prices);
-    const sequential = new Set(agent.tools.filter((t) => t.sequential).map((t) => t.name));
+    const approvals = await turnApprovals(agent, calls, conversationId, rt.now());
     await rt.commit(async (tx, current) => {
       const live = await tx.doc(LiveDoc, conversationId);
       const entry = await tx.appendEntry(
@@ -269,34 +277,13 @@ export function createGenerationTask(
       );
       await recordUsage(tx, conversationId, model, end.usage, cost);
       live.generation = null;
-      if (calls.length === 0)
+      if (calls.length === 0) {
+        // Inputs steered in while the model answered: it answers them too, in another round.
+        if ((await takeSteered(tx, conversationId, rt.taskId, live)) > 0)
+          return { phase: "stream", round: current.checkpoint.round + 1 };
         return { status: "terminal", outcome: { kind: "completed", value: { answer: entry.id } } };
-      const on: TaskId[] = [];
-      const lastOf = new Map<string, TaskId>();
-      for (const call of calls) {
-        const before = sequential.has(call.name) ? lastOf.get(call.name) : undefined;
-        const toolTaskId = await tx.createTask(
-          toolTask,
-          {
-            toolCallId: call.id,
-            toolName: call.name,
-            arguments: call.arguments,
-            ...(before !== undefined ? { after: before } : {}),
-          },
-          { ownership: { kind: "task", taskId: rt.taskId } },
-        );
-        if (sequential.has(call.name)) lastOf.set(call.name, toolTaskId);
-        const slot: LiveToolSlot = {
-          taskId: toolTaskId,
-          toolCallId: call.id,
-          toolName: call.name,
-          status: "pending",
-          attempt: 0,
-          output: "",
-        };
-        live.tools[String(toolTaskId)] = slot;
-        on.push(toolTaskId);
       }
+      const on = await createToolCalls(tx, toolTask, rt.taskId, agent, calls, approvals, live);
       return {
         status: "waiting",
         checkpoint: { phase: "stream", round: current.checkpoint.round + 1 },
@@ -330,16 +317,29 @@ export function createGenerationTask(
         const stored = (await session.snapshot(AgentDoc, conversationId)) ?? {};
         const agent = resolveAgent(stored, task.input.model, defaults);
         if ("error" in agent) return fail(rt, undefined, agent.error);
+        // Inputs steered in since the last model call join the context now (after the tool results).
+        const inbox = await session.snapshot(InboxDoc, conversationId);
+        if ((inbox?.steered?.length ?? 0) > 0)
+          await rt.commit(async (tx) => {
+            await takeSteered(tx, conversationId, rt.taskId, await tx.doc(LiveDoc, conversationId));
+            return undefined;
+          });
         const entries = await loadContextEntries(session, conversationId);
+        // A tool hook that failed in the last round ends the run with its error.
+        const hookFailed = toolHookFailure(entries);
+        if (hookFailed) return fail(rt, undefined, hookFailed);
         if (!compacted && overThreshold(agent, lastInputTokens(entries)))
           return compactFirst(rt, "threshold", agent, attempt);
-        const request: ModelRequest = {
+        const built: ModelRequest = {
           ...(agent.system !== undefined ? { system: agent.system } : {}),
           messages: deriveContext(entries),
           tools: agent.tools.map((tool) => tool.spec),
           ...(agent.settings !== undefined ? { settings: agent.settings } : {}),
           conversationId,
         };
+        const hooked = await beforeRequest(agent.hooks, built, { conversationId });
+        if ("error" in hooked) return fail(rt, undefined, hooked.error);
+        const request = hooked.request;
         const progress = generationProgress(session, conversationId, rt.taskId);
         const end = await callModel(agent.model.model, request, attempt, rt.signal, progress);
         rt.signal.throwIfAborted();
@@ -347,6 +347,16 @@ export function createGenerationTask(
           if (end.error.kind === "overflow" && compaction.auto && !compacted)
             return compactFirst(rt, "overflow", agent, attempt, errorInfo(end.error, attempt));
           return failedCall(rt, end, attempt);
+        }
+        if (agent.hooks.length > 0) {
+          const message: AssistantMessage = {
+            role: "assistant",
+            content: end.draft.content(),
+            stopReason: end.draft.calls().length > 0 ? "toolUse" : end.stopReason,
+          };
+          const after = await afterResponse(agent.hooks, message, { conversationId });
+          // The answer is not stored: the run fails with the hook's error instead.
+          if (after) return fail(rt, undefined, after.error);
         }
         return answer(rt, end, agent);
       },
@@ -367,10 +377,14 @@ export function createGenerationTask(
     // The app may have settled the submission itself (tx.settleSubmission) while the run went on.
     beforeTerminal: async (tx, task) => {
       const id = (task.input as { submissionId?: unknown } | null)?.submissionId;
-      return typeof id === "number" ? ((await tx.submission(id as SubmissionId)) ?? null) : null;
+      const submission =
+        typeof id === "number" ? ((await tx.submission(id as SubmissionId)) ?? null) : null;
+      return { submission, steered: await steeredRecords(tx, task.conversationId, task.id) };
     },
-    onTerminal: (tx, task, submission) =>
-      finishRun(tx, task, definition, submission as SubmissionRecord | null),
+    onTerminal: (tx, task, read) => {
+      const r = read as { submission: SubmissionRecord | null; steered: SubmissionRecord[] } | null;
+      return finishRun(tx, task, definition, r?.submission ?? null, r?.steered ?? []);
+    },
   });
   return definition;
 }

@@ -21,6 +21,8 @@ export interface HarnessContext {
   readonly modelNames: ReadonlySet<string>;
   /** The names of the harness's tools (a configuration may name them). */
   readonly toolNames: ReadonlySet<string>;
+  /** The names of the harness's hook sets (a configuration may name them). */
+  readonly hookNames: ReadonlySet<string>;
   /**
    * Aborted when the harness closes (reason `SessionClosed`) or its session
    * fails (reason the `SessionFailed`): long waits (streams) end with it.

@@ -11,7 +11,8 @@ import { Session, type SessionSettings } from "../session/session.js";
 import { reportToConsole, type ListenerErrorHandler } from "../session/watches.js";
 import { Scheduler } from "../tasks/scheduler.js";
 import { copyJson } from "../domain/json.js";
-import type { AgentDefaults } from "./agent.js";
+import { resolveHooks, type AgentDefaults } from "./agent.js";
+import { checkHooks, type Hooks } from "./hooks.js";
 import { createCompactionTask } from "./compaction-task.js";
 import { compactionPolicy, type CompactionSettings } from "./compaction-policy.js";
 import { Conversation } from "./conversation.js";
@@ -76,6 +77,13 @@ export interface HarnessOptions extends CallOptions {
    * never stored, so a changed text applies from the next model call on.
    */
   instructions?: Instructions;
+  /**
+   * Hooks around every conversation's steps (plain functions, never
+   * stored): one set, or several called in order.
+   */
+  hooks?: Hooks | readonly Hooks[];
+  /** Hook sets by name, which `conversation.configure({ hooks: [names] })` adds after `hooks`. */
+  hookSets?: Readonly<Record<string, Hooks>>;
   settings?: HarnessSettings;
   /** Milliseconds since the epoch (tasks stamp it). Default `Date.now`. */
   clock?: () => number;
@@ -92,6 +100,8 @@ interface Checked {
   retry: ReturnType<typeof retryPolicy>;
   compaction: CompactionPolicy;
   outputBound: ReturnType<typeof outputBound>;
+  hooks: readonly Hooks[];
+  hookSets: Map<string, Hooks>;
 }
 
 function checkOptions(options: HarnessOptions): Checked {
@@ -107,9 +117,28 @@ function checkOptions(options: HarnessOptions): Checked {
     throw new TypeError("Harness.open: settings.model must be an object of model settings");
   const settings =
     model === undefined ? undefined : (copyJson(model, "settings.model") as ModelSettings);
+  const given = options.hooks;
+  const hooks = (given === undefined ? [] : Array.isArray(given) ? given : [given]).map(
+    (h: unknown, i: number) =>
+      checkHooks(h, Array.isArray(given) ? `Harness.open: hooks[${i}]` : "Harness.open: hooks"),
+  );
+  const setsGiven = options.hookSets;
+  if (
+    setsGiven !== undefined &&
+    (typeof setsGiven !== "object" || setsGiven === null || Array.isArray(setsGiven))
+  )
+    throw new TypeError("Harness.open: hookSets must be an object of hook sets by name");
+  const hookSets = new Map(
+    Object.entries(setsGiven ?? {}).map(([name, h]) => [
+      name,
+      checkHooks(h, `Harness.open: hookSets.${name}`),
+    ]),
+  );
   return {
     models,
     tools,
+    hooks,
+    hookSets,
     instructions,
     settings,
     retry: retryPolicy(options.settings?.retry),
@@ -153,8 +182,24 @@ export class Harness {
       tools,
       ...(checked.instructions !== undefined ? { instructions: checked.instructions } : {}),
       ...(checked.settings !== undefined ? { settings: checked.settings } : {}),
+      hooks: checked.hooks,
+      hookSets: checked.hookSets,
     };
-    const toolTask = createToolTask({ session, tools, outputBound: checked.outputBound });
+    const toolTask = createToolTask({
+      session,
+      tools,
+      outputBound: checked.outputBound,
+      hooksFor: (agent) => resolveHooks(agent, defaults),
+      subagents: {
+        session,
+        generation: () => generation,
+        registry: {
+          models: new Set(checked.models.keys()),
+          tools: new Set(tools.keys()),
+          hooks: new Set(checked.hookSets.keys()),
+        },
+      },
+    });
     const compaction = createCompactionTask({
       session,
       defaults,
@@ -198,6 +243,7 @@ export class Harness {
       onListenerError: onError,
       modelNames: new Set(checked.models.keys()),
       toolNames: new Set(tools.keys()),
+      hookNames: new Set(checked.hookSets.keys()),
       closing: this.closed.signal,
       resume: (o) => this.resume(o),
       settled: (id, o) => this.settled(id, o),

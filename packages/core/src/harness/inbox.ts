@@ -1,3 +1,4 @@
+import type { Json } from "../domain/json.js";
 import type { ContentPart } from "../domain/records.js";
 import { defineDoc } from "../session/tokens.js";
 
@@ -9,11 +10,26 @@ export type QueuedInput = {
   model?: string;
 };
 
-export type InboxState = { queued: QueuedInput[] };
+/** An app entry submitted with `submit({ type: "write", entry })`. */
+export type WriteEntry = { kind: string; data?: Json };
+
+/** A write waiting its turn: appended when the inputs before it have been answered. */
+export type QueuedWrite = { submissionId: number; write: WriteEntry };
+
+export type InboxState = {
+  queued: (QueuedInput | QueuedWrite)[];
+  /**
+   * Inputs submitted with `whenBusy: "steer"`: the running answer takes
+   * them at its next model call (after the current tool results). Absent
+   * while there are none.
+   */
+  steered?: QueuedInput[];
+};
 
 /**
- * `durably.inbox`: inputs submitted while the conversation was busy, in
- * submission order. The first is placed in the same commit that settles the
+ * `durably.inbox`: inputs and writes submitted while the conversation was
+ * busy, in submission order, and inputs steered into the running answer.
+ * The first queued item is placed in the same commit that settles the
  * running submission. A fork starts empty.
  */
 export const InboxDoc = defineDoc<InboxState, "conversation">({

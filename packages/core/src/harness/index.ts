@@ -38,7 +38,9 @@ export {
   defineTool,
   toolsByName,
   type Tool,
+  type ApprovalContext,
   type ToolApi,
+  type ToolApproval,
   type ToolCommitOptions,
   type ToolDefinition,
   type ToolParameters,
@@ -55,6 +57,7 @@ export {
 export { contextStart, deriveContext, MISSING_RESULT_CONTENT } from "./context.js";
 export {
   LiveDoc,
+  type LiveApproval,
   type LiveCompaction,
   type LiveGeneration,
   type LiveRetry,
@@ -86,7 +89,13 @@ export {
   type CompactionResult,
 } from "./compaction-task.js";
 export { DEFAULT_COMPACTION, type CompactionSettings } from "./compaction-policy.js";
-export { InboxDoc, type InboxState, type QueuedInput } from "./inbox.js";
+export {
+  InboxDoc,
+  type InboxState,
+  type QueuedInput,
+  type QueuedWrite,
+  type WriteEntry,
+} from "./inbox.js";
 export { ASSISTANT_ENTRY, TOOL_RESULT_ENTRY, USER_ENTRY } from "./entries.js";
 export {
   GENERATION_TASK,
@@ -117,9 +126,25 @@ export {
   type HarnessOptions,
   type HarnessSettings,
 } from "./harness.js";
-export { Conversation, type SubmitInput } from "./conversation.js";
+export { Conversation } from "./conversation.js";
+export type { SubagentRequest, SubagentResult } from "./subagent.js";
+export type { SubmitInput, SubmitInputMessage, SubmitWrite } from "./submit.js";
 export { Submission } from "./submission.js";
-export { SubmissionUnanswered } from "./errors.js";
+export { ApprovalNotPending, SubmissionUnanswered } from "./errors.js";
+export {
+  HOOK_FAILED,
+  HOOK_INVALID,
+  UNKNOWN_HOOKS,
+  type HookContext,
+  type Hooks,
+  type ToolHookContext,
+} from "./hooks.js";
+export {
+  APPROVAL_ENTRY,
+  type ApprovalDecision,
+  type ApprovalInput,
+  type PendingApproval,
+} from "./approval.js";
 export type { ConversationEvent } from "./stream-events.js";
 export type { StreamOptions } from "./stream.js";
 export type { ConversationView, ViewListener, ViewOps, WatchOptions } from "./watch.js";

@@ -26,12 +26,22 @@ export type LiveRetry = {
   error: { message: string; code?: string; kind?: string };
 };
 
+/**
+ * A call waiting for a person's decision (`conversation.approve`): its
+ * arguments, when it asked (session clock), and, when the tool's
+ * `approval` function threw, its error (the call then asks, to be safe).
+ */
+export type LiveApproval = { arguments: JsonObject; requestedAt: number; note?: string };
+
 /** A tool call's slot, created with the assistant entry, removed with its result. */
 export type LiveToolSlot = {
   taskId: number;
   toolCallId: string;
   toolName: string;
-  status: "pending" | "running";
+  /** "approval": the call waits for `conversation.approve` (holding no concurrency slot). */
+  status: "pending" | "approval" | "running";
+  /** Present while `status` is "approval". */
+  approval?: LiveApproval;
   /** 0 until the first intent commit; a safe tool rerun after a crash counts up. */
   attempt: number;
   /** Output streamed so far through `api.output` (deferred progress): the newest part, within `settings.toolOutput`. */
@@ -56,7 +66,12 @@ export type LiveCompaction = {
 };
 
 /** The submission being answered and the generation task answering it. */
-export type LiveRun = { submissionId: number; taskId: number };
+export type LiveRun = {
+  submissionId: number;
+  taskId: number;
+  /** Inputs steered into this answer (placed in its transcript; they settle with it). */
+  steered?: number[];
+};
 
 export type LiveState = {
   /** `null`: the conversation is idle. Changed by ordinary commits only. */

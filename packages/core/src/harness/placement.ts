@@ -1,10 +1,11 @@
 import type { ConversationId, SubmissionId } from "../domain/ids.js";
-import type { ContentPart, SubmissionRecord } from "../domain/records.js";
+import type { ContentPart, Ownership, SubmissionRecord } from "../domain/records.js";
 import type { Draft } from "../session/draft.js";
 import type { TaskToken } from "../session/tokens.js";
 import type { Transaction } from "../session/transaction.js";
 import { userEntry } from "./entries.js";
 import { InboxDoc } from "./inbox.js";
+import { appendWrite } from "./writes.js";
 import type { LiveState } from "./live.js";
 
 /** What a generation task is created with: the submission it answers, and the model's name (absent: the conversation's, else "default"). */
@@ -28,19 +29,24 @@ export async function placeInput(
   submissionId: SubmissionId,
   content: string | ContentPart[],
   model?: string,
+  ownership: Ownership = { kind: "ownerless" },
 ): Promise<SubmissionRecord> {
   const entry = await tx.appendEntry(conversationId, userEntry(submissionId, content));
   const placed = await tx.placeSubmission(submissionId, entry.id);
   const taskId = await tx.createTask(
     generation,
     { submissionId, ...(model !== undefined ? { model } : {}) },
-    { ownership: { kind: "ownerless" }, conversationId },
+    { ownership, conversationId },
   );
   live.run = { submissionId, taskId };
   return placed;
 }
 
-/** Places the first queued input, if any; otherwise the conversation is idle (`live.run` null). */
+/**
+ * Places the first queued input, if any, appending the writes queued
+ * before it on the way (each settles at once); with no input left the
+ * conversation is idle (`live.run` null).
+ */
 export async function placeNext(
   tx: Transaction,
   generation: TaskToken<GenerationInput>,
@@ -48,7 +54,11 @@ export async function placeNext(
   conversationId: ConversationId,
 ): Promise<void> {
   const inbox = await tx.doc(InboxDoc, conversationId);
-  const next = inbox.queued.shift();
+  let next = inbox.queued.shift();
+  while (next && "write" in next) {
+    await appendWrite(tx, conversationId, next.submissionId as SubmissionId, next.write);
+    next = inbox.queued.shift();
+  }
   if (!next) {
     live.run = null;
     return;

@@ -5,13 +5,18 @@ import type { Transaction } from "../session/transaction.js";
 import type { TaskToken } from "../session/tokens.js";
 import { UNKNOWN_MODEL, UNKNOWN_TOOL } from "./agent.js";
 import { assistantEntry } from "./entries.js";
+import { HOOK_FAILED, HOOK_INVALID, UNKNOWN_HOOKS } from "./hooks.js";
 import { LiveDoc } from "./live.js";
 import { placeNext, type GenerationInput } from "./placement.js";
+import { settleSteered } from "./steering.js";
 
 /** The settlement reason of a run that names something the harness does not have, by error code. */
 const UNREGISTERED: Readonly<Record<string, string>> = {
   [UNKNOWN_MODEL]: "unknown-model",
   [UNKNOWN_TOOL]: "unknown-tool",
+  [UNKNOWN_HOOKS]: "unknown-hooks",
+  [HOOK_FAILED]: "hook-failed",
+  [HOOK_INVALID]: "hook-failed",
 };
 
 /** What a generation's final commit tells `onTerminal` when it answered. */
@@ -24,8 +29,10 @@ type Settlement =
  * How a generation's outcome settles its submission: `done` with the
  * answer; `unanswered` with reason `model-error` (the model failed: the
  * detail holds the error with its message, code, kind and attempts),
- * `unknown-model` or `unknown-tool` (the run or its conversation names one
- * the harness does not have: the detail's message names it), `aborted`,
+ * `unknown-model`, `unknown-tool` or `unknown-hooks` (the run or its
+ * conversation names one the harness does not have: the detail's message
+ * names it), `hook-failed` (a hook threw or returned something unusable:
+ * the detail is its error, code `HOOK_FAILED` or `HOOK_INVALID`), `aborted`,
  * `faulted` or `orphaned`.
  */
 export function settlementOf(task: TaskRecord): Settlement {
@@ -60,8 +67,9 @@ export function settlementOf(task: TaskRecord): Settlement {
  * Inside the commit that ends a generation: keep the partial text of an
  * aborted or faulted turn (text only, never calls), clear its live slots
  * (the streaming answer, a pending retry), settle the submission (unless it
- * is settled already: an app that settled it itself keeps its settlement),
- * and place the next queued input, if any. `submission` is the submission
+ * is settled already: an app that settled it itself keeps its settlement)
+ * and the inputs steered into it the same way (those it never took queue
+ * first), and place the next queued input, if any. `submission` is the submission
  * as the commit found it before writing.
  */
 export async function finishRun(
@@ -69,6 +77,7 @@ export async function finishRun(
   task: TaskRecord,
   generation: TaskToken<GenerationInput>,
   submission: SubmissionRecord | null,
+  steered: readonly SubmissionRecord[] = [],
 ): Promise<void> {
   const conversationId = task.conversationId;
   const live = await tx.doc(LiveDoc, conversationId);
@@ -95,6 +104,7 @@ export async function finishRun(
   if (live.retry?.taskId === task.id) delete live.retry;
   if (submission?.status === "queued" || submission?.status === "placed")
     await tx.settleSubmission(submission.id, settlement);
+  await settleSteered(tx, conversationId, live, task.id, steered, settlement);
   if (live.run?.taskId !== task.id) return;
   await placeNext(tx, generation, live, conversationId);
 }

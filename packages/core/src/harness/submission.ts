@@ -100,6 +100,8 @@ export class Submission {
         const inbox = await tx.doc(InboxDoc, record.conversationId);
         const at = inbox.queued.findIndex((q) => q.submissionId === record.id);
         if (at !== -1) inbox.queued.splice(at, 1);
+        const steered = inbox.steered?.findIndex((q) => q.submissionId === record.id) ?? -1;
+        if (steered !== -1) inbox.steered?.splice(steered, 1);
         await tx.settleSubmission(record.id, { status: "unanswered", reason: "aborted" });
         return { aborted: true as const };
       }

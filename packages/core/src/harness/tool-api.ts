@@ -9,6 +9,7 @@ import { ProgressWriter } from "./progress.js";
 import type { ToolApi, ToolCommitOptions } from "./tool.js";
 import { appendBounded, type ToolOutputBound } from "./tool-output.js";
 import type { ToolCheckpoint, ToolTaskInput } from "./tool-task.js";
+import { subagentRunner, type SubagentDeps } from "./subagent.js";
 
 type ToolRuntime = TaskRuntime<ToolTaskInput, ToolCheckpoint>;
 
@@ -28,6 +29,7 @@ export function toolApi(
   rt: ToolRuntime,
   attempt: number,
   bound: Required<ToolOutputBound>,
+  subagents?: SubagentDeps,
 ): { api: ToolApi; output: ProgressWriter<string> } {
   const task = rt.task;
   const key = String(task.id);
@@ -92,6 +94,10 @@ export function toolApi(
       return value as T;
     },
     memo: (memoKey, fn, options) => rt.memo(MEMO_KEY(checkKey(memoKey, "api.memo")), fn, options),
+    runConversation: (request) => runSubagent(request),
   };
+  const runSubagent = subagents
+    ? subagentRunner(subagents, api, rt.taskId, (id, signal) => rt.waitForTask(id, { signal }))
+    : () => Promise.reject(new Error("api.runConversation: this tool runs outside a harness"));
   return { api, output };
 }

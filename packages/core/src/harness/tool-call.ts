@@ -40,6 +40,32 @@ export async function runToolCall(
   return (await executeToolCall(tools, call, api)).message;
 }
 
+/**
+ * The call's arguments as `execute` gets them: checked against the tool's
+ * JSON Schema, or parsed by its Standard Schema (defaults and coercions
+ * applied). `problem` is the error text the model reads when they are bad.
+ */
+export async function parseArguments(
+  tool: Tool,
+  call: ToolCallPart,
+): Promise<{ args: unknown } | { problem: string }> {
+  if (!tool.schema) return checkArguments(tool, call);
+  const checked = await standardValidate(tool.schema, call.arguments, "arguments");
+  if ("problem" in checked)
+    return { problem: `error: invalid arguments for "${call.name}": ${checked.problem}` };
+  return { args: checked.value };
+}
+
+/** `parseArguments` of a tool without a Standard Schema: synchronous (a JSON Schema check). */
+function checkArguments(tool: Tool, call: ToolCallPart): { args: unknown } | { problem: string } {
+  const violation = validateSchema(tool.parameters, call.arguments, "arguments");
+  if (violation)
+    return {
+      problem: `error: invalid arguments for "${call.name}": ${violation.path}: ${violation.message}`,
+    };
+  return { args: call.arguments };
+}
+
 /** `runToolCall`, keeping the result's `details` (JSON for UIs) beside the message. */
 export async function executeToolCall(
   tools: ReadonlyMap<string, Tool>,
@@ -52,19 +78,10 @@ export async function executeToolCall(
     const known = [...tools.keys()].map((n) => JSON.stringify(n)).join(", ") || "none";
     return fail(`error: unknown tool "${call.name}" (available: ${known})`);
   }
-  let args: unknown = call.arguments;
-  if (tool.schema) {
-    const checked = await standardValidate(tool.schema, call.arguments, "arguments");
-    if ("problem" in checked)
-      return fail(`error: invalid arguments for "${call.name}": ${checked.problem}`);
-    args = checked.value;
-  } else {
-    const violation = validateSchema(tool.parameters, call.arguments, "arguments");
-    if (violation)
-      return fail(
-        `error: invalid arguments for "${call.name}": ${violation.path}: ${violation.message}`,
-      );
-  }
+  // No extra turn of the event loop for a JSON Schema tool: calls keep finishing in the order they did.
+  const parsed = tool.schema ? await parseArguments(tool, call) : checkArguments(tool, call);
+  if ("problem" in parsed) return fail(parsed.problem);
+  const args = parsed.args;
   let outcome: unknown;
   try {
     outcome = await tool.execute(args as never, api);
@@ -73,11 +90,23 @@ export async function executeToolCall(
     return fail(`error: ${call.name} threw ${errorText(error)}`);
   }
   api.signal.throwIfAborted();
-  const r = outcome as { content?: unknown; isError?: unknown; details?: unknown } | null;
-  const shapeError = (why: string): ToolCallOutcome =>
-    fail(
-      `error: ${call.name} returned ${describe(outcome)}, not { content: string | parts, details?: JSON, isError?: boolean } (${why})`,
-    );
+  const read = readToolResult(call, outcome);
+  return "problem" in read ? fail(`error: ${call.name} ${read.problem}`) : read;
+}
+
+/**
+ * A tool result (what `execute`, or an `afterTool` hook, returned) as the
+ * harness stores it; `problem` says what is wrong with a malformed one
+ * ("returned … (why)").
+ */
+export function readToolResult(
+  call: ToolCallPart,
+  value: unknown,
+): ToolCallOutcome | { problem: string } {
+  const r = value as { content?: unknown; isError?: unknown; details?: unknown } | null;
+  const shapeError = (why: string) => ({
+    problem: `returned ${describe(value)}, not { content: string | parts, details?: JSON, isError?: boolean } (${why})`,
+  });
   if (typeof r !== "object" || r === null) return shapeError("not an object");
   for (const key of Object.keys(r))
     if (key !== "content" && key !== "isError" && key !== "details")

@@ -1,15 +1,24 @@
 import type { TaskId } from "../domain/ids.js";
 import type { Json, JsonObject } from "../domain/json.js";
-import type { TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
+import type { ErrorInfo, TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
-import { AgentDoc } from "./agent.js";
+import { AgentDoc, type AgentState } from "./agent.js";
+import {
+  afterTool,
+  beforeTool,
+  HOOK_FAILED,
+  HOOK_INVALID,
+  UNKNOWN_HOOKS,
+  type Hooks,
+} from "./hooks.js";
 import { toolResultEntry } from "./entries.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { Tool } from "./tool.js";
 import { toolApi } from "./tool-api.js";
+import type { SubagentDeps } from "./subagent.js";
 import { executeToolCall, type ToolCallOutcome } from "./tool-call.js";
 import { boundedOutputText, type ToolOutputBound } from "./tool-output.js";
 
@@ -25,22 +34,49 @@ export type ToolTaskInput = {
   toolName: string;
   arguments: JsonObject;
   after?: number;
+  /** The call waits for a person's decision first (its tool's `approval` said so). */
+  approval?: true;
 };
 
 /**
+ * `approval`: the call waits for `conversation.approve` (the task stays
+ * `pending` and is not reserved: it holds no concurrency slot). The
+ * decision is stored into the checkpoint: `start` (approved) or `denied`.
  * `start`: not begun (a sequential call first waits, durably, for the call
- * before it: a `waiting` state whose checkpoint stays `start`; a gate such
- * as an approval fits the same way, as a phase or a wait before `start`).
+ * before it: a `waiting` state whose checkpoint stays `start`).
+ * `denied`: a person said no; the call ends with the denial as its result.
  * `running`: the intent commit of `attempt` is stored, its result is not.
  */
-export type ToolCheckpoint = { phase: "start" } | { phase: "running"; attempt: number };
+export type ToolCheckpoint =
+  | { phase: "approval" }
+  | { phase: "start"; approved?: true }
+  | { phase: "denied"; reason?: string }
+  | { phase: "running"; attempt: number };
+
+/** Whether a tool task may run: not while it waits for a decision (`ready` of the definition). */
+export function decided(task: TaskRecord): boolean {
+  const checkpoint = (task.state as { checkpoint?: { phase?: unknown } }).checkpoint;
+  return checkpoint?.phase !== "approval";
+}
+
+/** The error result a denied call gets (what the model reads). */
+export function deniedResult(input: ToolTaskInput, reason: string | undefined): ToolResultMessage {
+  return errorResult(input, `denied: ${reason ?? "the call was not approved"}`);
+}
 
 export interface ToolTaskDeps {
   readonly session: Session;
   readonly tools: ReadonlyMap<string, Tool>;
   /** How much streamed output a slot keeps. */
   readonly outputBound: Required<ToolOutputBound>;
+  /** The hooks of a conversation with this configuration (absent: none). */
+  readonly hooksFor?: (agent: AgentState) => readonly Hooks[] | { error: ErrorInfo };
+  /** What `api.runConversation` needs (absent: tools cannot run subagents). */
+  readonly subagents?: SubagentDeps;
 }
+
+/** A hook's failure, which the tool-result entry carries so the generation ends the run with it. */
+const HOOK_CODES = new Set([HOOK_FAILED, HOOK_INVALID, UNKNOWN_HOOKS]);
 
 /** The output a slot holds, with the marker line when some was cut. */
 const slotOutput = (slot: LiveToolSlot | undefined): string =>
@@ -83,6 +119,7 @@ export function interruptedResult(input: ToolTaskInput, output: string): ToolRes
 function resultOf(
   task: TaskRecord,
   output: string,
+  pendingApproval: boolean,
 ): { message: ToolResultMessage; data: JsonObject } {
   const input = task.input as ToolTaskInput;
   const state = task.state;
@@ -95,6 +132,7 @@ function resultOf(
         result: ToolResultMessage;
         attempt: number;
         interrupted?: boolean;
+        denied?: boolean;
         details?: Json;
       };
       return {
@@ -103,11 +141,17 @@ function resultOf(
           toolCallId: input.toolCallId,
           attempt: value.attempt,
           ...(value.interrupted ? { interrupted: true } : {}),
+          ...(value.denied ? { denied: true } : {}),
           ...(value.details !== undefined ? { details: value.details } : {}),
         },
       };
     }
     case "aborted":
+      if (pendingApproval)
+        return {
+          message: deniedResult(input, "the conversation was aborted before anyone decided"),
+          data: { toolCallId: input.toolCallId, aborted: true, denied: true },
+        };
       return {
         message: errorResult(
           input,
@@ -122,7 +166,11 @@ function resultOf(
           input,
           `error: the tool task ${outcome.kind} (${outcome.error.name}: ${outcome.error.message}). ${soFar(output)}`,
         ),
-        data: { toolCallId: input.toolCallId, [outcome.kind]: true },
+        data: {
+          toolCallId: input.toolCallId,
+          [outcome.kind]: true,
+          ...(HOOK_CODES.has(outcome.error.code ?? "") ? { hookFailed: { ...outcome.error } } : {}),
+        },
       };
     case "orphaned":
       return {
@@ -145,10 +193,12 @@ function resultOf(
  * slot. A task found `running` after a crash reruns a `replay: "safe"` tool
  * and gives any other an `interrupted` result with the output stored so far.
  * A `sequential` tool's later call first waits (durably) for the call
- * before it to end.
+ * before it to end. A call whose tool asks for approval is created in the
+ * `approval` phase, not ready until `conversation.approve` stores the
+ * decision; aborted meanwhile, it ends denied.
  */
 export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput, ToolCheckpoint> {
-  const { session, tools, outputBound } = deps;
+  const { session, tools, outputBound, hooksFor } = deps;
 
   /** The result, when the conversation's configuration no longer offers the tool. */
   function notOffered(input: ToolTaskInput, offered: readonly string[]): ToolResultMessage {
@@ -184,12 +234,27 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       return { phase: "running", attempt };
     });
     if (started.record.state.status === "terminal") return;
-    const { api, output } = toolApi(session, rt, attempt, outputBound);
+    const hooks = hooksFor?.(agent) ?? [];
+    const failed = (error: ErrorInfo) =>
+      rt.commit(() => ({ status: "terminal", outcome: { kind: "failed", error } }));
+    if ("error" in hooks) return void (await failed(hooks.error));
+    const call = callOf(task.input);
+    const context = { conversationId, toolCallId: call.id, toolName: call.name, attempt };
+    const verdict = await beforeTool(hooks, call, context);
+    if (verdict && "error" in verdict) return void (await failed(verdict.error));
+    const { api, output } = toolApi(session, rt, attempt, outputBound, deps.subagents);
     let outcome: ToolCallOutcome;
     try {
-      outcome = await executeToolCall(tools, callOf(task.input), api);
+      outcome = verdict
+        ? { message: errorResult(task.input, `blocked: ${verdict.block}`) }
+        : await executeToolCall(tools, call, api);
     } finally {
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
+    }
+    if (!verdict) {
+      const after = await afterTool(hooks, call, outcome, context);
+      if ("error" in after) return void (await failed(after.error));
+      outcome = after.outcome;
     }
     await rt.commit(() => ({
       status: "terminal",
@@ -207,8 +272,25 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
   return defineTask<ToolTaskInput, ToolCheckpoint>({
     name: TOOL_TASK,
     version: 1,
-    initial: () => ({ phase: "start" }),
+    initial: (input) => (input.approval ? { phase: "approval" } : { phase: "start" }),
+    ready: decided,
     phases: {
+      // Not ready while it waits; reserved only when aborted, and then its abort handler runs instead.
+      approval: (task) => {
+        throw new Error(
+          `internal: tool task ${task.id} ran while waiting for approval of call ${task.input.toolCallId}`,
+        );
+      },
+      denied: async (task, rt) => {
+        const { reason } = task.checkpoint as Extract<ToolCheckpoint, { phase: "denied" }>;
+        await rt.commit(() => ({
+          status: "terminal",
+          outcome: {
+            kind: "completed",
+            value: { result: deniedResult(task.input, reason), attempt: 0, denied: true },
+          },
+        }));
+      },
       start: async (task, rt) => {
         const after = task.input.after;
         if (after !== undefined) {
@@ -250,7 +332,8 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     onTerminal: async (tx: Transaction, task: TaskRecord) => {
       const live = await tx.doc(LiveDoc, task.conversationId);
       const key = String(task.id);
-      const { message, data } = resultOf(task, slotOutput(live.tools[key]));
+      const slot = live.tools[key];
+      const { message, data } = resultOf(task, slotOutput(slot), slot?.status === "approval");
       await tx.appendEntry(task.conversationId, toolResultEntry(task.id, message, data));
       if (live.tools[key]) delete live.tools[key];
     },

@@ -1,3 +1,4 @@
+import type { SubagentRequest, SubagentResult } from "./subagent.js";
 import type { ConversationId } from "../domain/ids.js";
 import { copyJson, type Json, type JsonObject } from "../domain/json.js";
 import type { ContentPart } from "../domain/records.js";
@@ -72,9 +73,35 @@ export interface ToolApi {
     fn: () => T | Promise<T>,
     options?: MemoOptions,
   ): Promise<T>;
+  /**
+   * Runs a subagent: a child conversation owned by this call's task, with
+   * its own agent configuration (`agent`, as `conversation.configure`
+   * takes it), answering `input`; resolves with its answer. Created once
+   * per call and order (a safe tool rerun after a crash waits for the same
+   * child); aborting the conversation aborts the child.
+   */
+  runConversation(request: SubagentRequest): Promise<SubagentResult>;
 }
 
 export type ToolReplay = "safe" | "unsafe";
+
+/** What an `approval` function is told about the call it decides on. */
+export interface ApprovalContext {
+  readonly conversationId: ConversationId;
+  readonly toolCallId: string;
+  readonly toolName: string;
+}
+
+/**
+ * Whether a call waits for a person before `execute`: "always", or a
+ * function of the (validated) arguments returning true when this call
+ * needs approval. A function that throws counts as "needs approval" (the
+ * pending approval carries its error as a note).
+ */
+export type ToolApproval<Args = JsonObject> =
+  | "always"
+  // Method syntax: checked bivariantly like `execute`, so a Tool<{ a: number }> is still a Tool.
+  | { decide(args: Args, context: ApprovalContext): boolean | Promise<boolean> }["decide"];
 
 /**
  * A tool's arguments: a JSON Schema (validated by `validateSchema`), any
@@ -94,6 +121,12 @@ export interface ToolDefinition<Args = JsonObject> {
   replay: ToolReplay;
   /** The tool's calls of one model turn run one at a time, in call order (others run alongside). */
   sequential?: boolean;
+  /**
+   * Calls that need a person's approval first: the call waits (durably,
+   * holding no concurrency slot) until `conversation.approve` decides it;
+   * denied, the model gets the error result "denied: <reason>".
+   */
+  approval?: ToolApproval<Args>;
   /** Called as a plain function (`this` is not the definition); with a Standard Schema, `args` is its parsed output. */
   execute(this: void, args: Args, api: ToolApi): ToolResult | Promise<ToolResult>;
 }
@@ -108,6 +141,8 @@ export interface Tool<Args = JsonObject> {
   readonly schema?: StandardSchemaV1<unknown, Args>;
   readonly replay: ToolReplay;
   readonly sequential: boolean;
+  /** Absent: calls run without asking. */
+  readonly approval?: ToolApproval<Args>;
   execute(this: void, args: Args, api: ToolApi): ToolResult | Promise<ToolResult>;
   readonly spec: ToolSpec;
 }
@@ -154,7 +189,7 @@ export function defineTool<Args = JsonObject>(definition: ToolDefinition<Args>):
 export function defineTool(definition: ToolDefinition<unknown>): Tool<unknown> {
   if (typeof definition !== "object" || definition === null)
     throw new TypeError("defineTool: the definition must be an object");
-  const { name, description, replay, execute, sequential } = definition;
+  const { name, description, replay, execute, sequential, approval } = definition;
   if (typeof name !== "string" || !NAME.test(name))
     throw new TypeError(
       `defineTool: name must be 1 to 64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(name)}`,
@@ -167,6 +202,10 @@ export function defineTool(definition: ToolDefinition<unknown>): Tool<unknown> {
   if (sequential !== undefined && typeof sequential !== "boolean")
     throw new TypeError(`${where}: sequential must be true or false`);
   if (typeof execute !== "function") throw new TypeError(`${where}: execute must be a function`);
+  if (approval !== undefined && approval !== "always" && typeof approval !== "function")
+    throw new TypeError(
+      `${where}: approval must be "always" or a function (args, context) => boolean`,
+    );
   const { json, schema } = parametersOf(definition.parameters, where);
   if (json.type !== "object")
     throw new TypeError(`${where}: parameters.type must be "object" (arguments are a JSON object)`);
@@ -178,6 +217,7 @@ export function defineTool(definition: ToolDefinition<unknown>): Tool<unknown> {
     ...(schema !== undefined ? { schema } : {}),
     replay,
     sequential: sequential === true,
+    ...(approval !== undefined ? { approval } : {}),
     execute,
     spec: Object.freeze({ name, description, parameters: json }),
   });

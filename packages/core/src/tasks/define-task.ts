@@ -85,6 +85,17 @@ export interface TaskDefinitionOptions<Input extends Json, C extends TaskCheckpo
    * `beforeTerminal`); writes and documents work.
    */
   onTerminal?: (tx: Transaction, task: TaskRecord, read: unknown) => Promise<void> | void;
+  /**
+   * Whether a `pending` task may be reserved now (default: always). A task
+   * for which it returns false waits for a decision made outside the
+   * scheduler (a person's approval, say): it is not reserved, holds no
+   * concurrency slot and does not keep `waitForIdle` from resolving. Whoever
+   * decides writes the task (`tx.putTask`, e.g. a new checkpoint) so that
+   * it returns true; the scheduler asks again after every commit that
+   * writes the task. An abort-requested task is reserved regardless (its
+   * abort handler runs). Pure: it reads the stored record only.
+   */
+  ready?: (task: TaskRecord) => boolean;
 }
 
 /** A registered-able task definition; also the token `tx.createTask` takes. */
@@ -109,6 +120,7 @@ export interface AnyTaskDefinition {
   readonly migrate?: (checkpoint: Json, fromVersion: number) => TaskCheckpoint;
   readonly beforeTerminal?: (tx: Transaction, task: TaskRecord) => unknown;
   readonly onTerminal?: (tx: Transaction, task: TaskRecord, read: unknown) => Promise<void> | void;
+  readonly ready?: (task: TaskRecord) => boolean;
 }
 
 /** Checks that a value is a checkpoint of `definition`, naming `where` when it is not. */
@@ -141,7 +153,8 @@ export function defineTask<Input extends Json, C extends TaskCheckpoint>(
 ): TaskDefinition<Input, C> {
   if (typeof options !== "object" || options === null)
     throw new TypeError("defineTask: options must be an object");
-  const { name, version, initial, phases, abort, migrate, beforeTerminal, onTerminal } = options;
+  const { name, version, initial, phases, abort, migrate, beforeTerminal, onTerminal, ready } =
+    options;
   if (typeof name !== "string" || name === "")
     throw new TypeError("defineTask: name must be a non-empty string");
   if (!Number.isSafeInteger(version) || version < 1)
@@ -163,6 +176,8 @@ export function defineTask<Input extends Json, C extends TaskCheckpoint>(
     throw new TypeError(`defineTask "${name}": beforeTerminal must be a function`);
   if (onTerminal !== undefined && typeof onTerminal !== "function")
     throw new TypeError(`defineTask "${name}": onTerminal must be a function`);
+  if (ready !== undefined && typeof ready !== "function")
+    throw new TypeError(`defineTask "${name}": ready must be a function`);
   const frozenPhases = Object.freeze({ ...phases });
   const definition: TaskDefinition<Input, C> = {
     ...options,

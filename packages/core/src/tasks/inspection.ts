@@ -21,6 +21,8 @@ export interface TaskInspection {
    * `rt.waitForTask`. Absent when none.
    */
   readonly waitingOn?: readonly TaskId[];
+  /** A pending task its definition's `ready` holds back: it waits for a decision from outside. */
+  readonly notReady?: true;
 }
 
 export interface SchedulerInspection {
@@ -40,6 +42,7 @@ export function inspectTask(
   awaits: readonly number[],
   active: boolean,
   blocked: string | undefined,
+  notReady = false,
 ): TaskInspection {
   const waitingOn = new Set<number>(awaits);
   const state = task.state;
@@ -57,6 +60,7 @@ export function inspectTask(
     abortRequested: task.abortRequested,
     active,
     ...(blocked !== undefined ? { blocked } : {}),
+    ...(notReady ? { notReady: true as const } : {}),
     ...(waitingOn.size > 0
       ? { waitingOn: ([...waitingOn] as TaskId[]).sort((a, b) => a - b) }
       : {}),

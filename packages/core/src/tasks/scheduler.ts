@@ -318,6 +318,7 @@ export class Scheduler {
         this.waits.awaitsOf(task.id),
         this.runs.has(task.id) || this.inFlight.has(task.id),
         this.blockedReason(task),
+        this.heldBack(task),
       ),
     );
     tasks.sort((a, b) => a.id - b.id);
@@ -426,6 +427,30 @@ export class Scheduler {
     return undefined;
   }
 
+  /** Whether a pending task's definition lets it run now (`ready`); one whose `ready` throws is held. */
+  private isReady(task: TaskRecord): boolean {
+    const ready = this.definitions.get(task.kind)?.ready;
+    if (!ready) return true;
+    try {
+      return ready(task) !== false;
+    } catch (error) {
+      const info = errorInfo(error);
+      this.stuck.set(task.id, `its definition's ready() threw: ${info.name}: ${info.message}`);
+      this.onError(error, task.id);
+      return false;
+    }
+  }
+
+  /** For `inspect()`: a pending task its definition's `ready` holds back (no side effects). */
+  private heldBack(task: TaskRecord): boolean {
+    if (task.state.status !== "pending" || task.abortRequested) return false;
+    try {
+      return this.definitions.get(task.kind)?.ready?.(task) === false;
+    } catch {
+      return false; // reported as blocked instead
+    }
+  }
+
   /** Decides what a task needs next, from the index; the commit it starts re-checks everything. */
   private evaluate(id: number): void {
     const task = this.index.get(id);
@@ -458,7 +483,7 @@ export class Scheduler {
     if (this.blockedReason(task) !== undefined) return;
     switch (task.state.status) {
       case "pending":
-        if (!task.abortRequested || drained) this.runnable.add(id);
+        if (task.abortRequested ? drained : this.isReady(task)) this.runnable.add(id);
         break;
       case "waiting":
         if (this.newWaits.has(id) && this.faultCycleClosedBy(task)) break;

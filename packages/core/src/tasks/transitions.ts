@@ -83,7 +83,8 @@ function versionFault(task: TaskRecord, definition: AnyTaskDefinition): TaskFaul
  * awaited tasks settled per its policy, or an abort-requested one whose owned
  * tasks are all terminal) becomes `running`, migrated to the definition's
  * version, `startedAt` stamped on first reservation. A task whose owner is
- * already terminal ends `orphaned`; a failed migration ends `faulted`.
+ * already terminal ends `orphaned`; a failed migration ends `faulted`; a
+ * pending task its definition's `ready` holds back stays as it is.
  * Returns `null` when there is nothing to reserve (yet).
  */
 export async function reserveIn(
@@ -109,6 +110,7 @@ export async function reserveIn(
         return null;
       }
     }
+    if (state.status === "pending" && definition.ready?.(task) === false) return null; // waits for a decision
     if (state.status === "waiting") {
       const awaited: TaskRecord[] = [];
       for (const on of state.on) {

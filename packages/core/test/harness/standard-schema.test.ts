@@ -25,6 +25,7 @@ const api = (): ToolApi => ({
   output: () => Promise.resolve(),
   commit: () => Promise.reject(new Error("not in a harness")),
   memo: () => Promise.reject(new Error("not in a harness")),
+  runConversation: () => Promise.reject(new Error("not in a harness")),
 });
 
 const call = (name: string, args: Record<string, unknown>) => ({

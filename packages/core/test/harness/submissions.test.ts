@@ -82,8 +82,11 @@ describe("Harness: submissions", () => {
   it("checks the submit input, naming the field", async () => {
     const harness = await Harness.open(new MemoryStorage(), { model: new ScriptedModel([]) });
     const root = await harness.root();
+    await expect(root.submit({ type: "note", content: "x" } as never)).rejects.toThrow(
+      'submit: type must be "input" or "write", got "note"',
+    );
     await expect(root.submit({ type: "write", content: "x" } as never)).rejects.toThrow(
-      /type must be "input"/,
+      "submit: content is not a field of a write (type, entry, requestId, whenBusy)",
     );
     await expect(root.submit({ type: "input", content: 3 } as never)).rejects.toThrow(
       /submit: content: must be a string or an array of text and image parts/,

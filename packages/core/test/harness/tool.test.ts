@@ -34,6 +34,7 @@ function api(overrides: Partial<ToolApi> = {}): ToolApi & { outputs: string[] } 
     // runToolCall never calls these itself; a tool that does is tested through a harness.
     commit: () => Promise.reject(new Error("not in a harness")),
     memo: () => Promise.reject(new Error("not in a harness")),
+    runConversation: () => Promise.reject(new Error("not in a harness")),
     outputs,
     ...overrides,
   };
