@@ -7,7 +7,7 @@ import {
   type JsonObject,
   type PathSegment,
 } from "../domain/json.js";
-import { jsonPrimitive, setOwn } from "../domain/json-copy.js";
+import { copiedBound, jsonPrimitive, setOwn } from "../domain/json-copy.js";
 import { checkedSize, jsonBound, MAX_NUMBER_BYTES, stringBound } from "../domain/json-size.js";
 import type { Op } from "../domain/ops.js";
 import { ARRAY_MUTATORS, arrayMethod } from "./draft-arrays.js";
@@ -196,7 +196,12 @@ export class DraftTracker {
       }
     }
     const copied = copyJson(value, this.where(path), { depth: path.length, freeze: true });
-    this.bytes += copiedSize(copied, this.limits, this.where(path));
+    const bound = copiedBound();
+    // The path is formatted only for a value over the limit (this is the draft's hot path).
+    this.bytes +=
+      bound <= this.limits.valueBytes
+        ? bound
+        : checkedSize(copied, bound, this.limits.valueBytes, this.where(path));
     return copied;
   }
 
