@@ -11,6 +11,7 @@ export default tseslint.config(
       "**/bench-results/**",
       "**/coverage/**",
       "**/.examples/**",
+      "**/.guide/**",
     ],
   },
   js.configs.recommended,

@@ -4,7 +4,6 @@
  * and the rule groups that must catch its bug have to report failures.
  */
 import {
-  encodeCursor,
   type Batch,
   type CallOptions,
   type CommitResult,
@@ -18,6 +17,7 @@ import {
   type TaskQuery,
   type TaskRecord,
 } from "@durably/core";
+import { encodeCursor } from "@durably/core/storage";
 // By path, not by package name: see test/support/memory-handles.ts.
 import { MemoryStorage } from "../../storage-memory/src/index.js";
 import { describe, expect, it } from "vitest";

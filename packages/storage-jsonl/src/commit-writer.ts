@@ -1,8 +1,8 @@
 import type { NewDocumentRecord, TaskRecord } from "@durably/core";
+import type { BatchPlan } from "@durably/core/storage";
 import type { AppendHandles } from "./append-handles.js";
-import type { Placement } from "./apply-batch.js";
 import type { AppendFile, FileSystem } from "./file-system.js";
-import type { FileExtent, JsonlState } from "./jsonl-state.js";
+import type { FileExtent, JsonlIndex, Placement } from "./jsonl-index.js";
 import {
   documentFile,
   encodeMarker,
@@ -11,7 +11,6 @@ import {
   type MarkerWrite,
   type RecordPayload,
 } from "./line-format.js";
-import type { PreparedBatch } from "./prepare-batch.js";
 
 /** The bytes one `commit` call appends, and where each sidecar record will sit. */
 export interface SerializedCall {
@@ -19,7 +18,7 @@ export interface SerializedCall {
   sidecars: Map<string, { text: string; extent: FileExtent; isNew: boolean }>;
   /** Every batch's marker, one line each, appended to main.jsonl in one write. */
   markers: string;
-  /** `placements[b][w]`: where write w of batch b's sidecar record goes. */
+  /** `placements[b][w]`: where the sidecar record of batch b's write w (its index as written) goes. */
   placements: (Placement | undefined)[][];
   persistedHighWater: number;
 }
@@ -36,10 +35,7 @@ function newRecordOf(
 }
 
 /** Turns prepared batches into format-1 lines (markers reference their sidecar records by `(seq, ordinal)`). */
-export function serializeCall(
-  state: JsonlState,
-  batches: readonly PreparedBatch[],
-): SerializedCall {
+export function serializeCall(state: JsonlIndex, batches: readonly BatchPlan[]): SerializedCall {
   const sidecars = new Map<string, { text: string; extent: FileExtent; isNew: boolean }>();
   const placements: (Placement | undefined)[][] = [];
   let markers = "";
@@ -69,12 +65,13 @@ export function serializeCall(
       chunk.extent.lines += 1;
       return ordinal++;
     };
-    batch.writes.forEach((write, i) => {
+    for (const write of batch.writes) {
+      const i = write.index;
       switch (write.type) {
         case "conversation":
         case "entry":
         case "submission":
-          writes.push(write);
+          writes.push({ type: write.type, value: write.value } as MarkerWrite);
           break;
         case "task":
           // A terminal task is final: inline, so its sidecar can be reclaimed.
@@ -90,17 +87,13 @@ export function serializeCall(
               ),
             });
           break;
-        case "document.new": {
+        case "document.create": {
           const id = write.record.id;
-          const at = sidecar(
-            documentFile(id),
-            { type: "document", id, content: write.base as never },
-            i,
-          );
+          const at = sidecar(documentFile(id), { type: "document", id, content: write.content }, i);
           const record = newRecordOf(write.record);
           writes.push(
-            write.source
-              ? { type: "document.copy", record, source: write.source, ordinal: at }
+            write.copiedFrom
+              ? { type: "document.copy", record, source: write.copiedFrom, ordinal: at }
               : { type: "document.create", record, ordinal: at },
           );
           break;
@@ -111,16 +104,16 @@ export function serializeCall(
             id: write.id,
             ordinal: sidecar(
               documentFile(write.id),
-              { type: "document", id: write.id, content: write.content as never },
+              { type: "document", id: write.id, content: write.content },
               i,
             ),
           });
           break;
         case "document.retire":
-          writes.push(write);
+          writes.push({ type: "document.retire", id: write.id });
           break;
       }
-    });
+    }
     const highWater = Math.max(state.highWater, batch.highestId);
     const ids = highWater > persisted ? highWater : undefined;
     if (ids !== undefined) persisted = ids;

@@ -1,8 +1,9 @@
 import { applyOps, InvalidOp, type DocumentContent } from "@durably/core";
-import type { Placement } from "./apply-batch.js";
-import type { RevisionRef } from "./jsonl-state.js";
+import type { Json } from "@durably/core";
+import type { Placement, RevisionRef } from "./jsonl-index.js";
 import { corrupted } from "./recovery-markers.js";
-import type { Current } from "./prepare-batch.js";
+
+type Current = { version: number; value: Json };
 
 /**
  * One document's confirmed revisions folded, in file order, into what the

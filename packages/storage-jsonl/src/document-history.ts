@@ -1,71 +1,38 @@
-import {
-  historyUnavailable,
-  materializeRevisions,
-  StorageCorrupted,
-  StorageRequestError,
-  type MaterializedDocument,
-  type StoredRevision,
-} from "@durably/core";
+import { StorageCorrupted } from "@durably/core";
+import { historyAt, type StoredRevision } from "@durably/core/storage";
 import type { FileSystem } from "./file-system.js";
-import type { DocumentState, RevisionRef } from "./jsonl-state.js";
+import type { JsonlDocument, RevisionRef } from "./jsonl-index.js";
 import { splitLines } from "./line-cursor.js";
-import { decodeRecord, LineError } from "./line-format.js";
-
-/** Number of revisions with `seq <= at` (revisions are seq-ascending). */
-function countAtOrBefore(revisions: readonly RevisionRef[], at: number): number {
-  let lo = 0;
-  let hi = revisions.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((revisions[mid] as RevisionRef).seq <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+import { decodeRecord, documentFile, LineError } from "./line-format.js";
 
 /**
- * The value of a document (known to be live at `at`) as of `at`. The current
- * value comes from memory; history is read back from the sidecar file: the
- * newest base at or before `at` and its deltas, one contiguous byte range.
- * The result shares structure with the index; callers copy it.
+ * The revisions a read of `doc` at seq `at` needs, read back from its
+ * sidecar file: the newest base at or before `at` and its deltas up to `at`,
+ * one contiguous byte range. Each record is checked to be the one the index
+ * placed there.
  */
-export async function readDocumentAt(
+export async function readHistory(
   fs: FileSystem,
   directory: string,
-  doc: DocumentState,
-  at: number | "current",
-): Promise<MaterializedDocument> {
-  const id = doc.record.id;
-  if (doc.currentOnly && at !== "current") {
-    if (doc.record.retiredAt !== undefined)
-      throw new StorageRequestError(
-        "history-unavailable",
-        `document ${id} keeps only its current value and was retired at seq ${doc.record.retiredAt}: seq ${at} is no longer readable`,
-      );
-    if (at < doc.newestBaseSeq) throw historyUnavailable(id, at, doc.newestBaseSeq);
-  }
-  const end = at === "current" ? doc.revisions.length : countAtOrBefore(doc.revisions, at);
-  if (end === doc.revisions.length && doc.current !== undefined)
-    return {
-      record: doc.record,
-      version: doc.current.version,
-      value: doc.current.value,
-      deltasSinceBase: doc.deltasSinceBase,
-    };
-  let start = end - 1;
-  while (start > 0 && !(doc.revisions[start] as RevisionRef).base) start--;
-  const wanted = doc.revisions.slice(Math.max(start, 0), end);
-  return { record: doc.record, ...(await readRevisions(fs, directory, doc.file, id, wanted)) };
+  doc: JsonlDocument,
+  at: number,
+): Promise<{ revisions: StoredRevision[]; where: string }> {
+  const file = documentFile(doc.record.id);
+  const wanted = historyAt(doc.revisions, at, (ref) => ref.base);
+  return {
+    revisions: await readRevisions(fs, directory, file, doc.record.id, wanted),
+    where: file,
+  };
 }
 
-/** Reads and materialises `wanted` (a base and its deltas, contiguous in the file). */
+/** Reads `wanted` (a base and its deltas, contiguous in the file). */
 async function readRevisions(
   fs: FileSystem,
   directory: string,
   file: string,
   id: number,
   wanted: readonly RevisionRef[],
-): Promise<{ version: number; value: MaterializedDocument["value"]; deltasSinceBase: number }> {
+): Promise<StoredRevision[]> {
   const first = wanted[0];
   const last = wanted[wanted.length - 1];
   if (first === undefined || last === undefined)
@@ -111,5 +78,5 @@ async function readRevisions(
       );
     revisions.push({ seq: record.seq, content: record.payload.content });
   }
-  return materializeRevisions(id, revisions, file);
+  return revisions;
 }

@@ -1,6 +1,5 @@
 import { crc32 } from "node:zlib";
 import {
-  checkBatchShape,
   isPositiveSafeInteger,
   type ConversationRecord,
   type DocumentContent,
@@ -10,6 +9,7 @@ import {
   type SubmissionRecord,
   type TaskRecord,
 } from "@durably/core";
+import { checkBatchShape } from "@durably/core/storage";
 import type { LineCursor } from "./line-cursor.js";
 
 /**

@@ -1,12 +1,13 @@
 import { StorageCorrupted } from "@durably/core";
 import type { AppendHandles } from "./append-handles.js";
 import type { FileSystem } from "./file-system.js";
-import type { DocumentState, JsonlState } from "./jsonl-state.js";
+import type { JsonlDocument, JsonlIndex } from "./jsonl-index.js";
+import { documentFile } from "./line-format.js";
 
 export interface ReclaimContext {
   fs: FileSystem;
   directory: string;
-  state: JsonlState;
+  state: JsonlIndex;
   handles: AppendHandles;
   fsync: boolean;
 }
@@ -18,10 +19,10 @@ export interface ReclaimContext {
  * rewrites proportional to the bytes appended (each rewrite at least halves
  * the file), however often bases arrive.
  */
-export function worthRewriting(state: JsonlState, doc: DocumentState): boolean {
+export function worthRewriting(state: JsonlIndex, doc: JsonlDocument): boolean {
   if (!doc.currentOnly || doc.record.retiredAt !== undefined) return false;
   const first = doc.revisions[0];
-  const extent = state.files.get(doc.file);
+  const extent = state.files.get(documentFile(doc.record.id));
   if (first === undefined || extent === undefined || first.offset === 0) return false;
   return first.offset >= extent.size - first.offset;
 }
@@ -33,22 +34,23 @@ export function worthRewriting(state: JsonlState, doc: DocumentState): boolean {
  * marker of that base is in main.jsonl (flushed with fsync), so a crash at
  * any point leaves either file, and recovery accepts both.
  */
-export async function rewriteDocument(ctx: ReclaimContext, doc: DocumentState): Promise<void> {
+export async function rewriteDocument(ctx: ReclaimContext, doc: JsonlDocument): Promise<void> {
   const { fs, directory, state } = ctx;
   const first = doc.revisions[0];
-  const extent = state.files.get(doc.file);
+  const extent = state.files.get(documentFile(doc.record.id));
   if (first === undefined || extent === undefined) return;
-  const path = `${directory}/${doc.file}`;
+  const file = documentFile(doc.record.id);
+  const path = `${directory}/${file}`;
   const temp = `${path}.tmp`;
   const length = extent.size - first.offset;
   const kept = await fs.read(path, { offset: first.offset, length });
   if (kept === undefined || kept.length !== length)
-    throw new StorageCorrupted(`${doc.file} is shorter than its confirmed ${extent.size} bytes`, {
-      file: doc.file,
+    throw new StorageCorrupted(`${file} is shorter than its confirmed ${extent.size} bytes`, {
+      file,
     });
   await fs.write(temp, kept);
   if (ctx.fsync) await fs.flush(temp);
-  await ctx.handles.drop(doc.file);
+  await ctx.handles.drop(file);
   await fs.rename(temp, path);
   if (ctx.fsync) await fs.flush(directory);
   const cut = first.offset;
@@ -57,7 +59,7 @@ export async function rewriteDocument(ctx: ReclaimContext, doc: DocumentState): 
     revision.offset -= cut;
     revision.line -= cutLines;
   }
-  state.files.set(doc.file, { size: extent.size - cut, lines: extent.lines - cutLines });
+  state.files.set(file, { size: extent.size - cut, lines: extent.lines - cutLines });
 }
 
 /** Removes a sidecar whose every record is obsolete (retired current-only document, terminal task). */

@@ -1,4 +1,5 @@
 import { StorageCorrupted, StorageVersionError } from "@durably/core";
+import { isCurrentOnly } from "@durably/core/storage";
 import type { FileSystem } from "./file-system.js";
 import {
   decodeMarker,
@@ -77,7 +78,7 @@ export function lineProblem(file: string, line: number, error: unknown): Storage
 export async function readMarkers(
   fs: FileSystem,
   directory: string,
-  apply: (marker: Marker, line: number) => Promise<void>,
+  apply: (marker: Marker, line: number) => void,
 ): Promise<MarkerLog | undefined> {
   let count = 0;
   const sidecars = new Map<number, Sidecar>();
@@ -120,7 +121,7 @@ export async function readMarkers(
       for (const write of marker.writes) {
         if (write.type === "document.create" || write.type === "document.copy") {
           const r = write.record;
-          currentOnly.set(r.id, r.scope.kind !== "conversation" || r.history !== "rewindable");
+          currentOnly.set(r.id, isCurrentOnly(r));
           confirm(false, r.id, { seq, ordinal: write.ordinal, markerLine });
         } else if (write.type === "document.change")
           confirm(false, write.id, { seq, ordinal: write.ordinal, markerLine });
@@ -133,7 +134,7 @@ export async function readMarkers(
           }
         }
       }
-      await apply(marker, markerLine);
+      apply(marker, markerLine);
     }
   if (!lines.exists) return undefined;
   const obsolete = new Set<string>();

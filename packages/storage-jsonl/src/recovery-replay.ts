@@ -1,9 +1,8 @@
 import { StorageCorrupted, type StorageWrite, type TaskRecord } from "@durably/core";
-import { applyBatch } from "./apply-batch.js";
+import { indexPlanView, isProblem, planBatch, type BaseContent } from "@durably/core/storage";
 import type { DocumentFold } from "./document-fold.js";
-import { JsonlState } from "./jsonl-state.js";
-import { MAIN_FILE, taskFile, type Marker } from "./line-format.js";
-import { CallOverlay, PLACEHOLDER_CONTENT, prepareBatch } from "./prepare-batch.js";
+import { JsonlIndex } from "./jsonl-index.js";
+import { documentFile, MAIN_FILE, taskFile, type Marker } from "./line-format.js";
 import { corrupted } from "./recovery-markers.js";
 
 /** What the sidecar scans found. */
@@ -14,7 +13,17 @@ export interface Found {
   tasks: Map<number, { value: TaskRecord; line: number }>;
 }
 
-const noCopies = () => Promise.resolve(undefined);
+/**
+ * Document content on replay: the marker names sidecar records, whose
+ * content is folded per file instead. Every content write is replayed as
+ * this base, so the planner checks what markers alone can show (ids,
+ * addresses, liveness, conversations); `finish` replaces every placeholder.
+ */
+const PLACEHOLDER: BaseContent = Object.freeze({ kind: "base", version: 1, value: null });
+
+function noHistory(): never {
+  throw new Error("replay plans no copy at a seq: copies replay as creations");
+}
 
 /**
  * Rebuilds the index while main.jsonl streams: each marker is replayed, as
@@ -26,12 +35,10 @@ const noCopies = () => Promise.resolve(undefined);
  * newest replacement in its file (`finish` puts it).
  */
 export class MarkerReplay {
-  readonly state = new JsonlState();
-  private readonly overlay = new CallOverlay();
+  readonly state = new JsonlIndex();
 
-  async apply(marker: Marker, line: number): Promise<void> {
+  apply(marker: Marker, line: number): void {
     const writes: StorageWrite[] = [];
-    const placeholders = new Set<number>();
     for (const write of marker.writes) {
       switch (write.type) {
         case "task":
@@ -39,51 +46,31 @@ export class MarkerReplay {
           if ("value" in write) writes.push(write);
           break;
         case "document.create":
-          placeholders.add(writes.length);
-          writes.push({
-            type: "document.create",
-            record: write.record,
-            content: PLACEHOLDER_CONTENT,
-          });
-          break;
         case "document.copy":
-          writes.push({
-            type: "document.copy",
-            record: write.record,
-            source: write.source as never,
-          });
+          // A copy's base is the first record of its own sidecar, folded like any other.
+          writes.push({ type: "document.create", record: write.record, content: PLACEHOLDER });
           break;
         case "document.change":
-          placeholders.add(writes.length);
-          writes.push({
-            type: "document.change",
-            id: write.id as never,
-            content: PLACEHOLDER_CONTENT,
-          });
+          writes.push({ type: "document.change", id: write.id as never, content: PLACEHOLDER });
           break;
         default:
           writes.push(write as StorageWrite);
       }
     }
-    const { state, overlay } = this;
-    const prepared = await prepareBatch(state, overlay, writes, marker.seq, noCopies, placeholders);
-    if ("problem" in prepared)
+    const state = this.state;
+    const planned = planBatch(writes, indexPlanView(state, noHistory), marker.seq);
+    if (isProblem(planned))
       throw corrupted(
         MAIN_FILE,
         line,
-        `commit seq ${marker.seq} cannot be applied: ${prepared.problem.message}`,
+        `commit seq ${marker.seq} cannot be applied: ${planned.message}`,
       );
-    applyBatch(state, prepared.batch, []);
+    state.apply(planned, () => undefined);
     if (marker.ids !== undefined && marker.ids > state.highWater) state.highWater = marker.ids;
-    // One overlay serves every marker: each is applied before the next is checked.
-    if (overlay.conversations.size > 0) overlay.conversations.clear();
-    if (overlay.entries.size > 0) overlay.entries.clear();
-    if (overlay.documents.size > 0) overlay.documents.clear();
-    if (overlay.addresses.size > 0) overlay.addresses.clear();
   }
 
   /** Puts the live tasks' values and the documents' heads; every live document must have a base. */
-  finish(found: Found): JsonlState {
+  finish(found: Found): JsonlIndex {
     const state = this.state;
     for (const [id, { value, line }] of found.tasks) {
       if (!state.conversations.has(value.conversationId))
@@ -97,17 +84,24 @@ export class MarkerReplay {
     for (const doc of state.documents.values()) {
       const fold = found.folds.get(doc.record.id);
       const live = doc.record.retiredAt === undefined;
+      // Replay left placeholders: only what the file holds counts.
+      doc.current = undefined;
       if (fold !== undefined) {
         doc.newestBaseSeq = fold.newestBaseSeq;
-        doc.deltasSinceBase = fold.deltasSinceBase;
         doc.revisions = live || !doc.currentOnly ? fold.revisions : [];
-        if (live) doc.current = fold.current;
+        if (live && fold.current !== undefined)
+          doc.current = { ...fold.current, deltasSinceBase: fold.deltasSinceBase };
       }
-      if (live && doc.current === undefined)
+      if (live && doc.current === undefined) {
+        const file = documentFile(doc.record.id);
         throw new StorageCorrupted(
-          `${doc.file}: document ${doc.record.id} has no base revision on disk`,
-          { file: doc.file, documentId: doc.record.id },
+          `${file}: document ${doc.record.id} has no base revision on disk`,
+          {
+            file,
+            documentId: doc.record.id,
+          },
         );
+      }
     }
     state.persistedHighWater = state.highWater;
     return state;

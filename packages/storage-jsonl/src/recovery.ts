@@ -1,6 +1,6 @@
 import { StorageCorrupted } from "@durably/core";
 import type { FileSystem } from "./file-system.js";
-import type { JsonlState } from "./jsonl-state.js";
+import type { JsonlIndex } from "./jsonl-index.js";
 import { MAIN_FILE, parseSidecarName } from "./line-format.js";
 import { FileLines } from "./line-reader.js";
 import { checkLostMarkers } from "./lost-markers.js";
@@ -62,7 +62,7 @@ export async function recover(
   fs: FileSystem,
   directory: string,
   fsync: boolean,
-): Promise<{ state: JsonlState; report: RecoveryReport }> {
+): Promise<{ state: JsonlIndex; report: RecoveryReport }> {
   const path = (file: string) => `${directory}/${file}`;
   const replay = new MarkerReplay();
   const [log, names] = await Promise.all([

@@ -1,4 +1,5 @@
-import { scopeKey, type BatchProblem, type StorageWrite } from "@durably/core";
+import type { StorageWrite } from "@durably/core";
+import { scopeKey, type WriteConflict } from "@durably/core/storage";
 import { query, type Runner } from "./queries.js";
 import { exactText } from "./sql-literals.js";
 
@@ -7,21 +8,28 @@ import { exactText } from "./sql-literals.js";
  * rolled back to its savepoint: the database then holds exactly what the
  * earlier batches left, so asking it which id or address is taken answers
  * the way a per-write check would have. Returns undefined for a constraint
- * a refusal does not explain (the caller then fails the commit).
+ * a conflict does not explain (the caller then fails the commit).
  */
 export async function identifyConflict(
   client: Runner,
   schema: string,
   session: string,
+  batchIndex: number,
   writes: readonly StorageWrite[],
   constraint: string | undefined,
-): Promise<BatchProblem | undefined> {
+): Promise<WriteConflict | undefined> {
   const s = schema;
   const pick = <T>(type: (w: StorageWrite) => T | undefined) =>
     writes.flatMap((w, index) => {
       const value = type(w);
       return value === undefined ? [] : [{ index, value }];
     });
+  const at = (writeIndex: number, kind: WriteConflict["kind"], holder?: number) => ({
+    batchIndex,
+    writeIndex,
+    kind,
+    ...(holder === undefined ? {} : { holder }),
+  });
   if (constraint === "entries_pkey" || constraint === "conversations_pkey") {
     const table = constraint === "entries_pkey" ? "entries" : "conversations";
     const kind = constraint === "entries_pkey" ? "entry" : "conversation";
@@ -33,13 +41,7 @@ export async function identifyConflict(
     );
     const taken = new Set(stored.rows.map((r) => r.id));
     const hit = candidates.find((c) => taken.has(c.value));
-    return hit === undefined
-      ? undefined
-      : {
-          writeIndex: hit.index,
-          reason: "immutable-record",
-          message: `${kind} ${hit.value} is already stored`,
-        };
+    return hit && at(hit.index, kind === "entry" ? "entry-exists" : "conversation-exists");
   }
   const created = pick((w) =>
     w.type === "document.create" || w.type === "document.copy" ? w.record : undefined,
@@ -52,37 +54,22 @@ export async function identifyConflict(
     );
     const taken = new Set(stored.rows.map((r) => r.id));
     const hit = created.find((c) => taken.has(c.value.id));
-    return hit === undefined
-      ? undefined
-      : {
-          writeIndex: hit.index,
-          reason: "duplicate-id",
-          message: `document ${hit.value.id} already exists`,
-        };
+    return hit && at(hit.index, "document-exists");
   }
-  if (constraint === "documents_live_address") {
-    const seen = new Map<string, number>();
+  if (constraint === "documents_live_address")
     for (const { index, value: record } of created) {
       const address = [
         exactText(record.kind),
         scopeKey(record.scope),
         record.key === undefined ? "" : exactText(record.key),
       ];
-      const describe = `(kind ${JSON.stringify(record.kind)}, scope ${address[1]}, ${record.key === undefined ? "no key" : `key ${JSON.stringify(record.key)}`})`;
       const occupant = await query<{ id: number }>(
         client,
         `SELECT id FROM ${s}.documents WHERE session_key = $1 AND kind = $2 AND scope = $3 AND key_json = $4 AND retired_at IS NULL`,
         [session, ...address],
       );
-      const live = occupant.rows[0]?.id ?? seen.get(address.join("\u0000"));
-      if (live !== undefined)
-        return {
-          writeIndex: index,
-          reason: "address-occupied",
-          message: `document ${record.id}: address ${describe} already has live document ${live}`,
-        };
-      seen.set(address.join("\u0000"), record.id);
+      const live = occupant.rows[0]?.id;
+      if (live !== undefined) return at(index, "address-occupied", live);
     }
-  }
   return undefined;
 }

@@ -1,24 +1,19 @@
+import { StorageLocked, type StorageWrite } from "@durably/core";
 import {
-  refuse,
-  StorageLocked,
-  type Batch,
-  type BatchRefused,
-  type CommitResult,
-  type Json,
-  type Seq,
-  type StorageWrite,
-} from "@durably/core";
+  isHistoryKept,
+  type BatchPlan,
+  type CommitCall,
+  type CommitOutcome,
+  type CurrentValue,
+  type PlanNeeds,
+  type PlanView,
+  type WriteConflict,
+} from "@durably/core/storage";
 import type { PoolClient } from "pg";
 import { identifyConflict } from "./commit-conflicts.js";
-import { checkBatch, type CheckedBatch } from "./commit-plan.js";
-import {
-  historicalValue,
-  StatementBuilder,
-  type BatchStatements,
-  type StateSource,
-} from "./commit-statements.js";
+import { StatementBuilder } from "./commit-statements.js";
 import { loadDocuments, materialize } from "./documents.js";
-import { KnownState, type DocumentState } from "./known-state.js";
+import { KnownState, rowState, type DocumentState } from "./known-state.js";
 import { constraintOf, FENCED, query, sqlState, UNIQUE_VIOLATION } from "./queries.js";
 import { literal } from "./sql-literals.js";
 
@@ -33,10 +28,11 @@ export interface Counters {
 
 /**
  * Runs the commit calls of one session on its owner connection. A call is
- * one transaction sent as one query in the common case: `BEGIN`, the fence
- * check, every batch's statements, the counters, `COMMIT`. Only when a unique
- * index rejects a statement is the call replayed batch by batch with
- * savepoints, to store the batches before the refused one and name it.
+ * planned against what this storage knows plus at most a few lookups, then
+ * sent as one transaction in one query in the common case: `BEGIN`, the
+ * fence check, every batch's statements, the counters, `COMMIT`. Only when a
+ * unique index rejects a statement is the call replayed batch by batch with
+ * savepoints, to store the batches before the one that broke it and name it.
  */
 export class CommitWriter {
   readonly #client: PoolClient;
@@ -64,10 +60,6 @@ export class CommitWriter {
     this.#fence = `SELECT ${schema}.fence(${literal(session)}, ${literal(token)})`;
   }
 
-  check(batches: readonly Batch[]): CheckedBatch[] {
-    return batches.map((batch, i) => checkBatch(batch, i));
-  }
-
   leaseLost(): StorageLocked {
     return new StorageLocked(
       `session ${JSON.stringify(this.#session)}: the lease (token ${this.#token}) was taken over by another owner; this storage can no longer write. Close it; the new owner has the session.`,
@@ -80,45 +72,35 @@ export class CommitWriter {
    * the call wrote.
    */
   async commit(
-    batches: readonly CheckedBatch[],
-    receive: (index: number, seq: Seq) => void,
+    call: CommitCall,
     mintedHighWater: number,
     adopt: (highWater: number) => void,
-  ): Promise<CommitResult> {
-    const source = await this.#prefetch(batches);
-    const firstSeq = this.#counters.nextSeq;
-    const { built, refused } = await this.#builder.build(batches, firstSeq, source);
-    let refusal: BatchRefused | undefined = refused
-      ? refuse(refused.index, refused.problem)
-      : undefined;
-    let stored = built.length;
-    if (stored > 0) {
-      const outcome = await this.#run(built, batches, mintedHighWater);
-      if (outcome.refused !== undefined) {
-        stored = outcome.stored;
-        refusal = outcome.refused;
-      }
+  ): Promise<CommitOutcome> {
+    if (call.batches.length === 0) return { stored: 0 };
+    const view = await this.#prefetch(call.needs());
+    const plans = call.plan(view, this.#counters.nextSeq);
+    if (plans.length === 0) return { stored: 0 };
+    const statements = plans.map((plan) => this.#builder.build(plan));
+    const outcome = await this.#run(plans, statements, call.batches, mintedHighWater);
+    for (let i = 0; i < outcome.stored; i++) {
+      const plan = plans[i] as BatchPlan;
+      for (const w of plan.writes)
+        if (w.type === "conversation") this.#known.addConversation(w.value.id);
+      this.#known.documents.adopt(plan, (id) => view.document(id));
+      adopt(plan.highestId);
     }
-    for (let i = 0; i < stored; i++) {
-      const batch = built[i] as BatchStatements;
-      for (const [id, state] of batch.documents) this.#known.setDocument(id, state);
-      for (const id of batch.conversations) this.#known.addConversation(id);
-      adopt(batch.highestId);
-    }
-    for (let i = 0; i < stored; i++) receive(i, (firstSeq + i) as Seq);
-    return refusal === undefined ? { stored } : { stored, refused: refusal };
+    return outcome;
   }
 
-  /** The counters statement for `stored` batches, or nothing when they did not move. */
+  /** The counters statement for `stored` batches. */
   #counterUpdate(
-    built: readonly BatchStatements[],
+    plans: readonly BatchPlan[],
     stored: number,
     mintedHighWater: number,
   ): { sql: string; next: Counters } {
     const nextSeq = this.#counters.nextSeq + stored;
     let highest = mintedHighWater;
-    for (let i = 0; i < stored; i++)
-      highest = Math.max(highest, (built[i] as BatchStatements).highestId);
+    for (let i = 0; i < stored; i++) highest = Math.max(highest, (plans[i] as BatchPlan).highestId);
     // Reserve ahead, so most commits leave the high-water mark alone; ids skipped after a reopen are fine.
     const highWater =
       highest > this.#counters.highWater ? highest + ID_RESERVATION : this.#counters.highWater;
@@ -129,74 +111,70 @@ export class CommitWriter {
   }
 
   async #run(
-    built: readonly BatchStatements[],
-    batches: readonly CheckedBatch[],
+    plans: readonly BatchPlan[],
+    statements: readonly string[][],
+    batches: CommitCall["batches"],
     mintedHighWater: number,
-  ): Promise<{ stored: number; refused?: BatchRefused }> {
-    const counters = this.#counterUpdate(built, built.length, mintedHighWater);
-    const script = [
-      "BEGIN",
-      this.#fence,
-      ...built.flatMap((b) => b.statements),
-      counters.sql,
-      "COMMIT",
-    ].join(";\n");
+  ): Promise<CommitOutcome> {
+    const counters = this.#counterUpdate(plans, plans.length, mintedHighWater);
+    const script = ["BEGIN", this.#fence, ...statements.flat(), counters.sql, "COMMIT"].join(";\n");
     try {
       await this.#client.query(script);
       this.#counters = counters.next;
-      return { stored: built.length };
+      return { stored: plans.length };
     } catch (error) {
       await this.#rollback();
       if (sqlState(error) !== UNIQUE_VIOLATION) throw this.#explain(error);
     }
-    return this.#replay(built, batches, mintedHighWater);
+    return this.#replay(plans, statements, batches, mintedHighWater);
   }
 
   /** The slow path: one savepoint per batch, so a unique violation names its batch and spares the earlier ones. */
   async #replay(
-    built: readonly BatchStatements[],
-    batches: readonly CheckedBatch[],
+    plans: readonly BatchPlan[],
+    statements: readonly string[][],
+    batches: CommitCall["batches"],
     mintedHighWater: number,
-  ): Promise<{ stored: number; refused?: BatchRefused }> {
+  ): Promise<CommitOutcome> {
     const client = this.#client;
     try {
       await client.query(`BEGIN;\n${this.#fence}`);
-      for (let i = 0; i < built.length; i++) {
-        const statements = (built[i] as BatchStatements).statements;
+      for (let i = 0; i < plans.length; i++) {
         try {
           await client.query(
-            ["SAVEPOINT durably_batch", ...statements, "RELEASE SAVEPOINT durably_batch"].join(
-              ";\n",
-            ),
+            [
+              "SAVEPOINT durably_batch",
+              ...(statements[i] as string[]),
+              "RELEASE SAVEPOINT durably_batch",
+            ].join(";\n"),
           );
         } catch (error) {
           if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
           await client.query("ROLLBACK TO SAVEPOINT durably_batch");
-          const writes = (batches[i] as { writes: StorageWrite[] }).writes;
-          const problem = await identifyConflict(
+          const conflict: WriteConflict | undefined = await identifyConflict(
             client,
             this.#schema,
             this.#session,
-            writes,
+            i,
+            batches[i] as readonly StorageWrite[],
             constraintOf(error),
           );
-          if (problem === undefined) throw error;
-          const refused = refuse(i, problem);
+          if (conflict === undefined) throw error;
           if (i === 0) {
             await client.query("ROLLBACK");
-            return { stored: 0, refused };
+            return { stored: 0, conflict };
           }
-          const counters = this.#counterUpdate(built, i, mintedHighWater);
+          const counters = this.#counterUpdate(plans, i, mintedHighWater);
           await client.query(`${counters.sql};\nCOMMIT`);
           this.#counters = counters.next;
-          return { stored: i, refused };
+          return { stored: i, conflict };
         }
       }
       // Every batch went in this time (nothing else writes this session): store them all.
-      const counters = this.#counterUpdate(built, built.length, mintedHighWater);
+      const counters = this.#counterUpdate(plans, plans.length, mintedHighWater);
       await client.query(`${counters.sql};\nCOMMIT`);
       this.#counters = counters.next;
-      return { stored: built.length };
+      return { stored: plans.length };
     } catch (error) {
       await this.#rollback();
       throw this.#explain(error);
@@ -214,88 +192,72 @@ export class CommitWriter {
   }
 
   /**
-   * Looks up, in at most two queries, what the call's writes need and this
-   * storage does not already know: conversations they name and current
-   * documents they change, retire or copy. Nothing else writes the session,
-   * so the answers stay true until this call commits.
+   * Looks up, in a few queries, what planning asks and this storage does not
+   * already know: conversations the writes name, current documents they
+   * change, retire or copy, and past values of copies at a seq. Nothing else
+   * writes the session, so the answers stay true until this call commits.
+   * Ids and addresses the writes create are answered from what is known:
+   * the unique indexes catch the rest.
    */
-  async #prefetch(batches: readonly CheckedBatch[]): Promise<StateSource> {
-    const conversationIds = new Set<number>();
-    const documentIds = new Set<number>();
-    for (const batch of batches) {
-      if ("problem" in batch) break;
-      for (const w of batch.writes) {
-        switch (w.type) {
-          case "conversation":
-            // A duplicate id is left to the primary key: new ids would cost a lookup each.
-            if (w.value.parent) conversationIds.add(w.value.parent.conversationId);
-            break;
-          case "entry":
-          case "task":
-          case "submission":
-            conversationIds.add(w.value.conversationId);
-            break;
-          case "document.change":
-          case "document.retire":
-            documentIds.add(w.id);
-            break;
-          case "document.copy":
-            if (w.source.at === "current") documentIds.add(w.source.id);
-            break;
-        }
-      }
-    }
+  async #prefetch(needs: PlanNeeds): Promise<PlanView> {
     const known = this.#known;
-    const missingConversations = [...conversationIds].filter((id) => !known.hasConversation(id));
-    const missingDocuments = [...documentIds].filter((id) => known.document(id) === undefined);
-    const foundConversations = new Set<number>();
+    const missingConversations = [...needs.conversations].filter(
+      (id) => !known.hasConversation(id),
+    );
+    const missingDocuments = [...needs.documents].filter(
+      (id) => known.documents.get(id) === undefined,
+    );
     if (missingConversations.length > 0) {
       const found = await query<{ id: number }>(
         this.#client,
         `SELECT id FROM ${this.#schema}.conversations WHERE session_key = $1 AND id = ANY($2::bigint[])`,
         [this.#session, missingConversations],
       );
-      for (const { id } of found.rows) {
-        foundConversations.add(id);
-        known.addConversation(id);
-      }
+      for (const { id } of found.rows) known.addConversation(id);
     }
-    const loadedDocuments = new Map<number, DocumentState>();
-    if (missingDocuments.length > 0) {
-      const loaded = await loadDocuments(
+    const loaded = new Map<number, DocumentState>();
+    if (missingDocuments.length > 0)
+      for (const [id, doc] of await loadDocuments(
         this.#client,
         this.#schema,
         this.#session,
         missingDocuments,
         "current",
-      );
-      for (const [id, doc] of loaded) {
-        const { row } = doc;
-        const state: DocumentState = {
-          version: row.version,
-          rewindable: row.rewindable,
-          retiredAt: row.retired_at,
-        };
-        if (row.retired_at === null) {
-          state.current = materialize(this.#session, doc, "current");
-          known.setDocument(id, state);
+      )) {
+        const live = doc.row.retired_at === null;
+        const state = rowState(doc.row, live ? materialize(this.#session, doc) : undefined);
+        if (state.current !== undefined) {
+          // Loaded at "current": the revisions run from the newest base to the newest one.
+          const lastSeq = doc.revisions.at(-1)?.seq ?? state.newestBaseSeq;
+          known.documents.set(id, {
+            ...state,
+            retiredAt: undefined,
+            current: state.current,
+            lastSeq,
+          });
         }
-        loadedDocuments.set(id, state);
+        loaded.set(id, state);
       }
+    const history = new Map<string, CurrentValue>();
+    for (const { id, at } of needs.history) {
+      const doc = (await loadDocuments(this.#client, this.#schema, this.#session, [id], at)).get(
+        id,
+      );
+      if (doc === undefined) continue;
+      const state = loaded.get(id) ?? rowState(doc.row);
+      loaded.set(id, known.documents.get(id) ?? state);
+      // Only history that is kept: the planner refuses the other copies from the state alone.
+      if (isHistoryKept(state, at)) history.set(`${id}@${at}`, materialize(this.#session, doc));
     }
-    const session = this.#session;
-    const client = this.#client;
-    const schema = this.#schema;
+    const lastSeq = this.#counters.nextSeq - 1;
     return {
-      conversationExists: (id) => known.hasConversation(id) || foundConversations.has(id),
-      document: (id) => known.document(id) ?? loadedDocuments.get(id),
-      documentAt: async (
-        id: number,
-        at: number,
-      ): Promise<{ version: number; value: Json } | string> => {
-        const loaded = (await loadDocuments(client, schema, session, [id], at)).get(id);
-        return historicalValue(session, loaded, id, at);
-      },
+      lastSeq,
+      hasConversation: (id) => known.hasConversation(id),
+      hasEntry: () => false,
+      document: (id) => known.documents.get(id) ?? loaded.get(id),
+      current: (id) => (known.documents.get(id) ?? loaded.get(id))?.current as CurrentValue,
+      liveAt: () => undefined,
+      valueAt: (id, at) => history.get(`${id}@${at}`) as CurrentValue,
     };
   }
 }

@@ -1,13 +1,5 @@
-import {
-  historyUnavailable,
-  materializeRevisions,
-  StorageCorrupted,
-  StorageRequestError,
-  type DocumentContent,
-  type Json,
-  type Op,
-  type StoredRevision,
-} from "@durably/core";
+import { StorageCorrupted, type DocumentContent, type Json, type Op } from "@durably/core";
+import { materializeRevisions, type StoredRevision } from "@durably/core/storage";
 import { query, type Runner } from "./queries.js";
 import { parseContent, type DocumentRow } from "./rows.js";
 
@@ -94,30 +86,14 @@ export async function loadDocuments(
   return found;
 }
 
-/**
- * The value of an incarnation already known to be live at `at`.
- * Current-only documents answer only at or after their newest base, and not
- * at all once retired (their revisions are reclaimed).
- */
-export function materialize(
-  session: string,
-  loaded: LoadedDocument,
-  at: number | "current",
-): MaterializedValue {
-  const { row } = loaded;
-  if (!row.rewindable && at !== "current") {
-    if (row.retired_at !== null)
-      throw new StorageRequestError(
-        "history-unavailable",
-        `document ${row.id} keeps only its current value and was retired at seq ${row.retired_at}: seq ${at} is no longer readable`,
-      );
-    if (at < row.base_seq) throw historyUnavailable(row.id, at, row.base_seq);
-  }
-  return materializeRevisions(
-    row.id,
-    loaded.revisions,
-    `session ${JSON.stringify(session)} table document_revisions`,
-  );
+/** Where a session's revisions are, for a corruption report. */
+export function revisionsWhere(session: string): string {
+  return `session ${JSON.stringify(session)} table document_revisions`;
+}
+
+/** The value of an incarnation from its loaded revisions (history the caller knows is kept). */
+export function materialize(session: string, loaded: LoadedDocument): MaterializedValue {
+  return materializeRevisions(loaded.row.id, loaded.revisions, revisionsWhere(session));
 }
 
 function revisionContent(

@@ -1,23 +1,21 @@
-import type { Json } from "@durably/core";
-import type { MaterializedValue } from "./documents.js";
+import { KnownDocuments, type CurrentValue, type PlanDocument } from "@durably/core/storage";
+import type { DocumentRow } from "./rows.js";
 
-/** What a write needs to know about a document that exists. */
-export interface DocumentState {
-  version: number;
-  rewindable: boolean;
-  /** Seq it was retired at, or null while live. */
-  retiredAt: number | null;
-  /** The current value, when known (always for live documents written or read by this storage). */
-  current?: MaterializedValue;
+/** What a commit needs to know about a document that exists: its lifetime, newest base and (live) value. */
+export interface DocumentState extends PlanDocument {
+  /** The current value, when known (always for live documents written or loaded by this storage). */
+  current?: CurrentValue;
 }
 
-export function liveState(
-  version: number,
-  value: Json,
-  deltasSinceBase: number,
-  rewindable: boolean,
-): DocumentState {
-  return { version, rewindable, retiredAt: null, current: { version, value, deltasSinceBase } };
+/** A loaded row's state, with its current value when it was materialised. */
+export function rowState(row: DocumentRow, current?: CurrentValue): DocumentState {
+  return {
+    createdAt: row.created_at,
+    retiredAt: row.retired_at ?? undefined,
+    currentOnly: !row.rewindable,
+    newestBaseSeq: row.base_seq,
+    ...(current === undefined ? {} : { current }),
+  };
 }
 
 /**
@@ -28,12 +26,7 @@ export function liveState(
  */
 export class KnownState {
   readonly #conversations = new Set<number>();
-  readonly #documents = new Map<number, DocumentState>();
-  readonly #limit: number;
-
-  constructor(limit = 1024) {
-    this.#limit = limit;
-  }
+  readonly documents = new KnownDocuments();
 
   hasConversation(id: number): boolean {
     return this.#conversations.has(id);
@@ -43,25 +36,5 @@ export class KnownState {
     // Forgetting costs a lookup later, never a wrong answer: conversations are never deleted.
     if (this.#conversations.size >= 65_536) this.#conversations.clear();
     this.#conversations.add(id);
-  }
-
-  document(id: number): DocumentState | undefined {
-    const state = this.#documents.get(id);
-    if (state !== undefined) {
-      // Refresh recency: Map iteration order is insertion order.
-      this.#documents.delete(id);
-      this.#documents.set(id, state);
-    }
-    return state;
-  }
-
-  setDocument(id: number, state: DocumentState): void {
-    this.#documents.delete(id);
-    if (state.retiredAt !== null) return;
-    this.#documents.set(id, state);
-    if (this.#documents.size > this.#limit) {
-      const oldest = this.#documents.keys().next();
-      if (!oldest.done) this.#documents.delete(oldest.value);
-    }
   }
 }

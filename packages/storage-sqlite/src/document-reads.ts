@@ -1,33 +1,21 @@
+import { cloneJson, type DocumentAddress, type DocumentRecord } from "@durably/core";
 import {
-  checkAddress,
-  checkAt,
-  checkId,
-  checkLimit,
-  checkQuery,
-  checkScope,
-  cloneJson,
-  decodeIdCursor,
-  oneOfField,
-  pageFromRows,
+  isHistoryKept,
   scopeKey,
   startAfter,
-  StorageRequestError,
-  type Cursor,
-  type DocumentAddress,
-  type DocumentId,
-  type DocumentQuery,
-  type DocumentRecord,
-  type MaterializedDocument,
-  type Page,
-  type Seq,
-} from "@durably/core";
+  type DocumentFilter,
+  type DocumentSnapshot,
+  type IdRange,
+  type KnownDocuments,
+} from "@durably/core/storage";
 import { typedDriverError, type Place } from "./driver-errors.js";
 import {
   isLiveRow,
   newestAtAddress,
   readDocumentRow,
-  readDocumentRows,
-  type CurrentValues,
+  readRevisionRows,
+  revisionsWhere,
+  rowState,
 } from "./documents.js";
 import { orderSql } from "./record-reads.js";
 import { DOCUMENT_COLUMNS, type DocumentRow, type RowReader } from "./rows.js";
@@ -42,9 +30,9 @@ const ADDRESS_AT = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND
 export class DocumentReads {
   readonly #db: SqliteDatabase;
   readonly #rows: RowReader;
-  readonly #values: CurrentValues;
+  readonly #values: KnownDocuments;
 
-  constructor(db: SqliteDatabase, rows: RowReader, values: CurrentValues) {
+  constructor(db: SqliteDatabase, rows: RowReader, values: KnownDocuments) {
     this.#db = db;
     this.#rows = rows;
     this.#values = values;
@@ -57,25 +45,23 @@ export class DocumentReads {
 
   async findDocument(
     address: DocumentAddress,
-    at: Seq | "current",
+    at: number | "current",
   ): Promise<DocumentRecord | undefined> {
-    const a = checkAddress(address);
-    const scope = scopeKey(a.scope);
-    const when = checkAt(at);
-    const key = a.key ?? null;
+    const scope = scopeKey(address.scope);
+    const key = address.key ?? null;
+    const { kind } = address;
     try {
       return await this.#db.transaction(
         (db) => {
-          if (when === "current") {
-            const newest = newestAtAddress(db, this.#rows, a.kind, scope, key);
+          if (at === "current") {
+            const newest = newestAtAddress(db, this.#rows, kind, scope, key);
             return newest === undefined || newest.row.retired_at !== null
               ? undefined
               : newest.record;
           }
-          const found = db.get<DocumentRow>(ADDRESS_AT, [a.kind, scope, key, when]);
+          const found = db.get<DocumentRow>(ADDRESS_AT, [kind, scope, key, at]);
           if (found === undefined) return undefined;
-          const { row, record } = this.#rows.documentAt(found, a.kind, scope, key);
-          return isLiveRow(row, when) ? record : undefined;
+          return this.#rows.documentAt(found, kind, scope, key).record;
         },
         { readOnly: true },
       );
@@ -84,24 +70,26 @@ export class DocumentReads {
     }
   }
 
-  async document(id: DocumentId, at: Seq | "current"): Promise<MaterializedDocument | undefined> {
-    checkId("document id", id);
-    const when = checkAt(at);
+  /** The row, and the current value (cached) or the revision rows a read at `at` needs, in one read. */
+  async document(id: number, at: number | "current"): Promise<DocumentSnapshot | undefined> {
     try {
       return await this.#db.transaction(
         (db) => {
           const row = readDocumentRow(db, this.#rows, id);
-          if (row === undefined || !isLiveRow(row, when)) return undefined;
+          if (row === undefined) return undefined;
           const record = this.#rows.verifiedDocument(row);
-          const cached = when === "current" ? this.#values.get(id) : undefined;
-          if (cached !== undefined)
-            return {
-              record,
-              version: cached.version,
-              value: cloneJson(cached.value),
-              deltasSinceBase: cached.deltasSinceBase,
-            };
-          return { record, ...readDocumentRows(db, this.#rows, row, when) };
+          const snapshot = { record, newestBaseSeq: row.base_seq };
+          if (!isLiveRow(row, at)) return snapshot;
+          const cached = at === "current" ? this.#values.get(id) : undefined;
+          // Reads hand out what they return (`freshReads`): the cached value stays private.
+          if (cached !== undefined) {
+            const value = { ...cached.current, value: cloneJson(cached.current.value) };
+            return { ...snapshot, value };
+          }
+          // History that is not kept: the front refuses the read from the record alone (its rows are gone).
+          if (at !== "current" && !isHistoryKept(rowState(row), at)) return snapshot;
+          const revisions = readRevisionRows(db, this.#rows, row, at);
+          return { ...snapshot, revisions, where: revisionsWhere(this.#rows) };
         },
         { readOnly: true },
       );
@@ -110,21 +98,10 @@ export class DocumentReads {
     }
   }
 
-  async scanDocuments(
-    query: DocumentQuery,
-    limit: number,
-    cursor?: Cursor,
-  ): Promise<Page<DocumentRecord>> {
-    const scan = "scanDocuments";
-    const order = checkQuery(scan, query, ["scope", "at", "kind"], "ascending");
-    checkLimit(limit);
-    if (query.scope === undefined)
-      throw new StorageRequestError("bad-query", `${scan}: scope is required`);
-    const scope = scopeKey(checkScope(query.scope));
-    const at = checkAt(query.at);
-    const kind = oneOfField<string>(scan, query, "kind", "string");
-    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
-    const { cmp, dir } = orderSql(order);
+  async scanDocuments(filter: DocumentFilter, range: IdRange): Promise<DocumentRecord[]> {
+    const scope = scopeKey(filter.scope);
+    const { at, kind } = filter;
+    const { cmp, dir } = orderSql(range.order);
     const terms = ["scope = ?"];
     const params: SqlValue[] = [scope];
     if (kind !== undefined) {
@@ -137,17 +114,17 @@ export class DocumentReads {
       params.push(at, at);
     }
     terms.push(`id ${cmp} ?`);
-    params.push(after, limit + 1);
+    params.push(startAfter(range.order, range.after), range.limit);
     const sql = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
     try {
       const rows = await this.#db.all<DocumentRow>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) =>
+      return rows.map((r) =>
         this.#rows.found(
           "documents",
           r.id,
           this.#rows.document(r),
           (d) => scopeKey(d.scope) === scope && (kind === undefined || d.kind === kind),
-          `scanDocuments(${JSON.stringify(query)})`,
+          `scanDocuments(${JSON.stringify(filter)})`,
         ),
       );
     } catch (error) {

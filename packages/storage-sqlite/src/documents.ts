@@ -1,13 +1,10 @@
+import { StorageCorrupted, type DocumentContent, type Op } from "@durably/core";
 import {
-  historyUnavailable,
   materializeRevisions,
-  StorageCorrupted,
-  StorageRequestError,
-  type DocumentContent,
-  type Json,
-  type Op,
+  type CurrentValue,
+  type PlanDocument,
   type StoredRevision,
-} from "@durably/core";
+} from "@durably/core/storage";
 import {
   DOCUMENT_COLUMNS,
   REVISION_COLUMNS,
@@ -51,20 +48,14 @@ export function newestAtAddress(
   return row === undefined ? undefined : rows.documentAt(row, kind, scope, key);
 }
 
-/** A document's value at one point: what `document()` returns besides the record. */
-export interface MaterializedValue {
-  version: number;
-  value: Json;
-  deltasSinceBase: number;
-}
-
-/** A live document's current value plus what writes need to know about it. */
-export interface DocumentValue extends MaterializedValue {
-  rewindable: number;
-  /** The seq of its newest base. */
-  baseSeq: number;
-  /** The seq of its newest revision. */
-  lastSeq: number;
+/** What the planner and the read rules know of a document from its row. */
+export function rowState(row: DocumentRow): PlanDocument {
+  return {
+    createdAt: row.created_at,
+    retiredAt: row.retired_at ?? undefined,
+    currentOnly: row.rewindable === 0,
+    newestBaseSeq: row.base_seq,
+  };
 }
 
 export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
@@ -73,42 +64,45 @@ export function isLiveRow(row: DocumentRow, at: number | "current"): boolean {
 }
 
 /**
- * Materialises an incarnation already known to be live at `at` from its
- * revision rows: the newest base at or before `at` plus its delta tail, one
- * index range on `document_revisions`, checked against the revision chain
- * so that no revision is silently left out. Current-only documents answer only
- * at or after their newest base, and not at all once retired (their
- * revisions are reclaimed), whether or not the rows are physically gone.
+ * The revision rows a read at `at` needs, verified: the newest base at or
+ * before `at` and its deltas up to `at`, one index range on
+ * `document_revisions`, checked against the revision chain so that no
+ * revision is silently left out. Where there is no such base (reclaimed
+ * history), the range starts at 0 and materialisation reports the missing
+ * base; callers skip history that is not kept (`isHistoryKept`).
  */
-export function readDocumentRows(
+export function readRevisionRows(
   db: SqliteStatements,
   rows: RowReader,
   row: DocumentRow,
   at: number | "current",
-): MaterializedValue {
+): StoredRevision[] {
   const id = row.id;
-  if (row.rewindable === 0 && at !== "current") {
-    if (row.retired_at !== null)
-      throw new StorageRequestError(
-        "history-unavailable",
-        `document ${id} keeps only its current value and was retired at seq ${row.retired_at}: seq ${at} is no longer readable`,
-      );
-    if (at < row.base_seq) throw historyUnavailable(id, at, row.base_seq);
-  }
   let from = row.base_seq;
-  if (at !== "current" && at < row.base_seq) {
-    // A rewindable read before the newest base: walk back to the base that governs `at`.
-    // No base at all leaves `from` at 0, and materialisation reports the missing base.
+  if (at !== "current" && at < row.base_seq)
+    // A read before the newest base: walk back to the base that governs `at`.
     from = db.get<{ seq: number }>(NEWEST_BASE_AT, [id, at])?.seq ?? 0;
-  }
   const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
   const read = db.all<RevisionRow>(REVISION_RANGE, [id, from, upper]);
-  const revisions: StoredRevision[] = read.map((r) => ({
-    seq: r.seq,
-    content: revisionContent(rows, id, r),
-  }));
+  const revisions = read.map((r) => ({ seq: r.seq, content: revisionContent(rows, id, r) }));
+  // After the checksums: the chain check trusts the links it reads.
   checkRevisionChain(db, rows, row, from, at, read);
-  return materializeRevisions(id, revisions, `${rows.file}: table document_revisions`);
+  return revisions;
+}
+
+/** Where revisions are, for a corruption report. */
+export function revisionsWhere(rows: RowReader): string {
+  return `${rows.file}: table document_revisions`;
+}
+
+/** An incarnation's value at `at` (already known to be readable there), from its revision rows. */
+export function valueFromRows(
+  db: SqliteStatements,
+  rows: RowReader,
+  row: DocumentRow,
+  at: number | "current",
+): CurrentValue {
+  return materializeRevisions(row.id, readRevisionRows(db, rows, row, at), revisionsWhere(rows));
 }
 
 function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): DocumentContent {
@@ -121,41 +115,4 @@ function revisionContent(rows: RowReader, documentId: number, r: RevisionRow): D
     `document_revisions document_id ${documentId} seq ${r.seq}: unknown revision kind ${JSON.stringify(r.kind)}`,
     { table: "document_revisions", documentId, seq: r.seq },
   );
-}
-
-/**
- * Committed current values of recently written documents, so a delta can be
- * checked against (and applied to) the current value without reading the
- * revision tail back. Bounded: a miss is one materialisation.
- */
-export class CurrentValues {
-  readonly #values = new Map<number, DocumentValue>();
-  readonly #limit: number;
-
-  constructor(limit = 1024) {
-    this.#limit = limit;
-  }
-
-  get(id: number): DocumentValue | undefined {
-    const value = this.#values.get(id);
-    if (value !== undefined) {
-      // Refresh recency: Map iteration order is insertion order.
-      this.#values.delete(id);
-      this.#values.set(id, value);
-    }
-    return value;
-  }
-
-  set(id: number, value: DocumentValue): void {
-    this.#values.delete(id);
-    this.#values.set(id, value);
-    if (this.#values.size > this.#limit) {
-      const oldest = this.#values.keys().next();
-      if (!oldest.done) this.#values.delete(oldest.value);
-    }
-  }
-
-  delete(id: number): void {
-    this.#values.delete(id);
-  }
 }

@@ -1,5 +1,5 @@
 import { StorageCorrupted, StorageIOError, StorageLocked } from "@durably/core";
-import type { Counters } from "./commit-batches.js";
+import type { Counters } from "./apply-plans.js";
 import { typedDriverError } from "./driver-errors.js";
 import { checkStructure, type OpenCheck } from "./open-check.js";
 import { RowReader } from "./rows.js";

@@ -1,31 +1,14 @@
+import type { ConversationRecord, EntryRecord, SubmissionRecord, TaskRecord } from "@durably/core";
 import {
-  checkId,
-  checkLimit,
-  checkQuery,
-  decodeIdCursor,
-  entryScanRanges,
-  entrySegments,
-  idField,
-  oneOfField,
-  pageFromRows,
   startAfter,
-  StorageRequestError,
-  type ConversationId,
-  type ConversationQuery,
-  type ConversationRecord,
-  type Cursor,
-  type EntryId,
-  type EntryQuery,
-  type EntryRecord,
-  type Page,
-  type Seq,
-  type SubmissionId,
-  type SubmissionQuery,
-  type SubmissionRecord,
-  type TaskId,
-  type TaskQuery,
-  type TaskRecord,
-} from "@durably/core";
+  type ConversationFilter,
+  type EntryRange,
+  type IdRange,
+  type Order,
+  type StoredEntry,
+  type SubmissionFilter,
+  type TaskFilter,
+} from "@durably/core/storage";
 import { typedDriverError, type Place } from "./driver-errors.js";
 import { checkEntryRange, checkNewestAtOrBelow, type LinkedRow } from "./entry-chain.js";
 import {
@@ -39,9 +22,6 @@ import {
 } from "./rows.js";
 import type { SqliteDatabase, SqlValue } from "./sqlite-database.js";
 
-const TASK_STATUSES = ["pending", "running", "waiting", "completing", "terminal"] as const;
-const SUBMISSION_STATUSES = ["queued", "placed", "done", "unanswered"] as const;
-const BOOLEANS = [true, false] as const;
 /** Task query fields with their columns, most selective first (the first present one drives the index). */
 const TASK_FILTERS = [
   ["owner", "owner"],
@@ -72,8 +52,8 @@ function booleanFlag(value: boolean | undefined): number | undefined {
   return value === undefined ? undefined : value ? 1 : 0;
 }
 
-/** Whether a task record has every field a (validated) task query asks for. */
-function taskMatches(task: TaskRecord, query: TaskQuery): boolean {
+/** Whether a task record has every field a (checked) task filter asks for. */
+function taskMatches(task: TaskRecord, query: TaskFilter): boolean {
   return (
     (query.owner === undefined || task.owner === query.owner) &&
     (query.conversationId === undefined || task.conversationId === query.conversationId) &&
@@ -105,8 +85,7 @@ export class RecordReads {
     return typedDriverError(error, this.#rows.file, action, place);
   }
 
-  async conversation(id: ConversationId): Promise<ConversationRecord | undefined> {
-    checkId("conversation id", id);
+  async conversation(id: number): Promise<ConversationRecord | undefined> {
     try {
       const row = await this.#db.get<RecordRow>(SELECT_CONVERSATION, [id]);
       return row === undefined ? undefined : this.#rows.conversation(id, row);
@@ -116,22 +95,19 @@ export class RecordReads {
   }
 
   async scanConversations(
-    query: ConversationQuery,
-    limit: number,
-    cursor?: Cursor,
-  ): Promise<Page<ConversationRecord>> {
-    const scan = "scanConversations";
-    const order = checkQuery(scan, query, ["ownerTaskId"], "ascending");
-    checkLimit(limit);
-    const owner = idField(scan, query, "ownerTaskId", false);
-    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
-    const { cmp, dir } = orderSql(order);
+    filter: ConversationFilter,
+    range: IdRange,
+  ): Promise<ConversationRecord[]> {
+    const owner = filter.ownerTaskId;
+    const after = startAfter(range.order, range.after);
+    const { cmp, dir } = orderSql(range.order);
     const where = owner === undefined ? `id ${cmp} ?` : `owner_task_id = ? AND id ${cmp} ?`;
-    const params: SqlValue[] = owner === undefined ? [after, limit + 1] : [owner, after, limit + 1];
+    const params: SqlValue[] =
+      owner === undefined ? [after, range.limit] : [owner, after, range.limit];
     const sql = `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
     try {
       const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) => {
+      return rows.map((r) => {
         const record = this.#rows.conversation(r.id, r);
         if (owner === undefined) return record;
         return this.#rows.found(
@@ -147,35 +123,22 @@ export class RecordReads {
     }
   }
 
-  async entry(id: EntryId): Promise<{ entry: EntryRecord; commitSeq: Seq } | undefined> {
-    checkId("entry id", id);
+  async entry(id: number): Promise<StoredEntry | undefined> {
     try {
       const row = await this.#db.get<EntryRow>(SELECT_ENTRY, [id]);
       if (row === undefined) return undefined;
-      return { entry: this.#rows.entry(id, row), commitSeq: row.commit_seq as Seq };
+      return { entry: this.#rows.entry(id, row), commitSeq: row.commit_seq };
     } catch (error) {
       throw this.#typed(error, "reading an entry", { table: "entries", key: id });
     }
   }
 
-  #segments(conversationId: number) {
-    // Conversations are immutable once stored, so walking them in several reads is consistent.
-    return entrySegments(conversationId as ConversationId, (id) => this.conversation(id));
-  }
-
-  async latestHead(
-    conversationId: ConversationId,
-    atOrBefore?: EntryId,
-  ): Promise<EntryRecord | undefined> {
-    checkId("conversation id", conversationId);
-    if (atOrBefore !== undefined) checkId("atOrBefore", atOrBefore);
-    const segments = await this.#segments(conversationId);
-    if (segments === undefined) return undefined;
-    const limit = atOrBefore ?? Number.MAX_SAFE_INTEGER;
+  /** Ranges of one scan, read in one consistent read. */
+  async latestHead(ranges: readonly EntryRange[]): Promise<EntryRecord | undefined> {
     try {
       return await this.#db.transaction(
         (db) => {
-          for (const range of entryScanRanges(segments, "descending", 1, limit)) {
+          for (const range of ranges) {
             const row = db.get<LinkedRow>(HEAD_IN_RANGE, [
               range.conversationId,
               range.lower,
@@ -204,57 +167,43 @@ export class RecordReads {
     }
   }
 
-  async scanEntries(query: EntryQuery, limit: number, cursor?: Cursor): Promise<Page<EntryRecord>> {
-    const scan = "scanEntries";
-    const order = checkQuery(
-      scan,
-      query,
-      ["conversationId", "minEntryId", "maxEntryId"],
-      "descending",
-    );
-    checkLimit(limit);
-    const conversationId = idField(scan, query, "conversationId", true) as number;
-    const min = idField(scan, query, "minEntryId", false) ?? 1;
-    const max = idField(scan, query, "maxEntryId", false) ?? Number.MAX_SAFE_INTEGER;
-    const position = decodeIdCursor(scan, query, cursor);
-    const segments = await this.#segments(conversationId);
-    if (segments === undefined) return { items: [] };
-    const ranges = entryScanRanges(segments, order, min, max, position);
+  async scanEntries(
+    ranges: readonly EntryRange[],
+    order: Order,
+    limit: number,
+  ): Promise<EntryRecord[]> {
     const sql = order === "descending" ? ENTRY_RANGE_DESC : ENTRY_RANGE_ASC;
     try {
-      const records = await this.#db.transaction(
+      return await this.#db.transaction(
         (db) => {
-          const found: { id: number; record: EntryRecord }[] = [];
+          const found: EntryRecord[] = [];
           for (const range of ranges) {
-            const left = limit + 1 - found.length;
+            const left = limit - found.length;
             const params = [range.conversationId, range.lower, range.upper, left];
             const read = db.all<LinkedRow>(sql, params);
             for (const row of read)
-              found.push({
-                id: row.id,
-                record: this.#rows.found(
+              found.push(
+                this.#rows.found(
                   "entries",
                   row.id,
                   this.#rows.entry(row.id, row),
                   (e) => e.conversationId === range.conversationId,
                   `the entries of conversation ${range.conversationId}`,
                 ),
-              });
+              );
             checkEntryRange(db, this.#rows, range, read, order, read.length < left);
-            if (found.length > limit) break;
+            if (found.length >= limit) break;
           }
           return found;
         },
         { readOnly: true },
       );
-      return pageFromRows(scan, query, limit, records, (r) => r.record);
     } catch (error) {
       throw this.#typed(error, "scanning entries", { table: "entries" });
     }
   }
 
-  async task(id: TaskId): Promise<TaskRecord | undefined> {
-    checkId("task id", id);
+  async task(id: number): Promise<TaskRecord | undefined> {
     try {
       const row = await this.#db.get<RecordRow>(SELECT_TASK, [id]);
       return row === undefined ? undefined : this.#rows.task(id, row);
@@ -263,24 +212,16 @@ export class RecordReads {
     }
   }
 
-  async scanTasks(query: TaskQuery, limit: number, cursor?: Cursor): Promise<Page<TaskRecord>> {
-    const scan = "scanTasks";
-    const order = checkQuery(
-      scan,
-      query,
-      TASK_FILTERS.map(([field]) => field),
-      "ascending",
-    );
-    checkLimit(limit);
+  async scanTasks(filter: TaskFilter, range: IdRange): Promise<TaskRecord[]> {
     const values: (SqlValue | undefined)[] = [
-      idField(scan, query, "owner", false),
-      idField(scan, query, "conversationId", false),
-      oneOfField(scan, query, "status", TASK_STATUSES),
-      oneOfField<string>(scan, query, "kind", "string"),
-      booleanFlag(oneOfField(scan, query, "abortRequested", BOOLEANS)),
-      booleanFlag(oneOfField(scan, query, "background", BOOLEANS)),
+      filter.owner,
+      filter.conversationId,
+      filter.status,
+      filter.kind,
+      booleanFlag(filter.abortRequested),
+      booleanFlag(filter.background),
     ];
-    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
+    const { order } = range;
     const params: SqlValue[] = [];
     let shape = order;
     values.forEach((value, i) => {
@@ -288,7 +229,7 @@ export class RecordReads {
       params.push(value);
       shape += `,${i}`;
     });
-    params.push(after, limit + 1);
+    params.push(startAfter(order, range.after), range.limit);
     const sql = this.#cachedSql(`tasks:${shape}`, () => {
       const { cmp, dir } = orderSql(order);
       // Without ANALYZE statistics SQLite may pick any of the equality indexes; steer it to the
@@ -305,13 +246,13 @@ export class RecordReads {
     });
     try {
       const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) =>
+      return rows.map((r) =>
         this.#rows.found(
           "tasks",
           r.id,
           this.#rows.task(r.id, r),
-          (t) => taskMatches(t, query),
-          `scanTasks(${JSON.stringify(query)})`,
+          (t) => taskMatches(t, filter),
+          `scanTasks(${JSON.stringify(filter)})`,
         ),
       );
     } catch (error) {
@@ -319,8 +260,7 @@ export class RecordReads {
     }
   }
 
-  async submission(id: SubmissionId): Promise<SubmissionRecord | undefined> {
-    checkId("submission id", id);
+  async submission(id: number): Promise<SubmissionRecord | undefined> {
     try {
       const row = await this.#db.get<RecordRow>(SELECT_SUBMISSION, [id]);
       return row === undefined ? undefined : this.#rows.submission(id, row);
@@ -329,37 +269,29 @@ export class RecordReads {
     }
   }
 
-  async scanSubmissions(
-    query: SubmissionQuery,
-    limit: number,
-    cursor?: Cursor,
-  ): Promise<Page<SubmissionRecord>> {
-    const scan = "scanSubmissions";
-    const order = checkQuery(scan, query, ["conversationId", "status"], "ascending");
-    checkLimit(limit);
-    const conversationId = idField(scan, query, "conversationId", true) as number;
-    const status = oneOfField(scan, query, "status", SUBMISSION_STATUSES);
-    const after = startAfter(order, decodeIdCursor(scan, query, cursor));
-    const { cmp, dir } = orderSql(order);
+  async scanSubmissions(filter: SubmissionFilter, range: IdRange): Promise<SubmissionRecord[]> {
+    const { conversationId, status } = filter;
+    const after = startAfter(range.order, range.after);
+    const { cmp, dir } = orderSql(range.order);
     const where =
       status === undefined
         ? `conversation_id = ? AND id ${cmp} ?`
         : `conversation_id = ? AND status = ? AND id ${cmp} ?`;
     const params: SqlValue[] =
       status === undefined
-        ? [conversationId, after, limit + 1]
-        : [conversationId, status, after, limit + 1];
+        ? [conversationId, after, range.limit]
+        : [conversationId, status, after, range.limit];
     const sql = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
     try {
       const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
-      return pageFromRows(scan, query, limit, rows, (r) =>
+      return rows.map((r) =>
         this.#rows.found(
           "submissions",
           r.id,
           this.#rows.submission(r.id, r),
           (s) =>
             s.conversationId === conversationId && (status === undefined || s.status === status),
-          `scanSubmissions(${JSON.stringify(query)})`,
+          `scanSubmissions(${JSON.stringify(filter)})`,
         ),
       );
     } catch (error) {
@@ -368,15 +300,9 @@ export class RecordReads {
   }
 
   async submissionByRequest(
-    conversationId: ConversationId,
+    conversationId: number,
     requestId: string,
   ): Promise<SubmissionRecord | undefined> {
-    checkId("conversation id", conversationId);
-    if (typeof requestId !== "string")
-      throw new StorageRequestError(
-        "bad-argument",
-        `requestId must be a string, got ${JSON.stringify(requestId)}`,
-      );
     try {
       const row = await this.#db.get<WithId<RecordRow>>(SUBMISSION_BY_REQUEST, [
         conversationId,

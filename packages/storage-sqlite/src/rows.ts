@@ -1,5 +1,4 @@
 import {
-  scopeKey,
   StorageCorrupted,
   type ConversationRecord,
   type CorruptionLocation,
@@ -9,6 +8,7 @@ import {
   type SubmissionRecord,
   type TaskRecord,
 } from "@durably/core";
+import { scopeKey } from "@durably/core/storage";
 import { columnText, rowMatches } from "./checksums.js";
 
 /**

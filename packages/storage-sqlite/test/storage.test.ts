@@ -19,7 +19,7 @@ import {
   REVISION_ROWS_SQL,
   type SqliteStorage,
 } from "../src/index.js";
-import { ID_RESERVATION } from "../src/commit-batches.js";
+import { ID_RESERVATION } from "../src/apply-plans.js";
 import { seqRecorder, tempDir } from "./helpers.js";
 
 const C = 1 as ConversationId;

@@ -1,65 +1,38 @@
-import {
-  StorageCorrupted,
-  StorageRequestError,
-  historyUnavailable,
-  materializeRevisions,
-  type DocumentRecord,
-  type MaterializedDocument,
-  type StoredRevision,
-} from "@durably/core";
+import { StorageCorrupted, type DocumentRecord } from "@durably/core";
+import { isLiveAt, type StoredRevision } from "@durably/core/storage";
 import { K, pad, prefixEnd, trailingNumber } from "./keys.js";
-import {
-  currentOnly,
-  decodeDocumentRecord,
-  decodeRevision,
-  isLive,
-  type DocumentState,
-} from "./records.js";
+import { decodeDocumentRecord, decodeRevision, type DocumentState } from "./records.js";
 import type { Reader } from "./view.js";
 
 /**
- * The value of a document at `at`: one range read of its revisions from the
- * newest base at or before `at`. `undefined` when the incarnation is not live
- * at `at`; a current-only document read before its newest base (or after its
- * retirement reclaimed it) rejects with "history-unavailable".
+ * The revisions a read of `state` at `at` needs: the newest base at or
+ * before `at` and its deltas up to `at`, one range read (a rewindable read
+ * before the newest base walks back to the base before `at`). History that
+ * is not kept reads as nothing: the caller decides first whether to ask.
  */
-export async function readDocument(
+export async function documentRevisions(
   reader: Reader,
   state: DocumentState,
   at: number | "current",
-): Promise<MaterializedDocument | undefined> {
-  const { record } = state;
-  const id = record.id;
-  if (!isLive(record, at)) return undefined;
+): Promise<{ revisions: StoredRevision[]; where: string }> {
+  const id = state.record.id;
   const prefix = K.revisions(id);
-  let revisions: StoredRevision[];
-  let where: string;
   if (at === "current" || at >= state.base) {
     // The newest base is at or before `at`: read forward from it.
     const gte = K.revision(id, state.base);
     const lt = at === "current" ? prefixEnd(prefix) : K.revision(id, at + 1);
-    if (at !== "current" && currentOnly(record) && record.retiredAt !== undefined)
-      throw retiredHistory(record, at);
-    revisions = await collect(reader.range({ gte, lt }));
-    where = `keys ${gte} to ${lt}`;
-  } else if (currentOnly(record)) {
-    if (record.retiredAt !== undefined) throw retiredHistory(record, at);
-    throw historyUnavailable(id, at, state.base);
-  } else {
-    // Rewindable, read before the newest base: walk back from `at` to the base before it.
-    const lt = K.revision(id, at + 1);
-    revisions = [];
-    for await (const [key, raw] of reader.range({ gte: prefix, lt, reverse: true })) {
-      const revision = toRevision(key, raw);
-      revisions.push(revision);
-      if (revision.content.kind === "base") break;
-    }
-    revisions.reverse();
-    where = `keys ${prefix} to ${lt}`;
+    return { revisions: await collect(reader.range({ gte, lt })), where: `keys ${gte} to ${lt}` };
   }
-  const result = materializeRevisions(id, revisions, where);
-  // `state` may be shared with the cache: hand out a copy (a record is flat apart from its scope).
-  return { record: { ...record, scope: { ...record.scope } }, ...result };
+  // Read before the newest base: walk back from `at` to the base before it.
+  const lt = K.revision(id, at + 1);
+  const revisions: StoredRevision[] = [];
+  for await (const [key, raw] of reader.range({ gte: prefix, lt, reverse: true })) {
+    const revision = toRevision(key, raw);
+    revisions.push(revision);
+    if (revision.content.kind === "base") break;
+  }
+  revisions.reverse();
+  return { revisions, where: `keys ${prefix} to ${lt}` };
 }
 
 async function collect(pairs: AsyncIterable<[string, string]>): Promise<StoredRevision[]> {
@@ -72,13 +45,6 @@ function toRevision(key: string, raw: string): StoredRevision {
   const seq = trailingNumber(key);
   if (seq === undefined) throw new StorageCorrupted(`key ${key}: not a revision key`, { key });
   return { seq, content: decodeRevision(key, raw) };
-}
-
-function retiredHistory(record: DocumentRecord, at: number): StorageRequestError {
-  return new StorageRequestError(
-    "history-unavailable",
-    `document ${record.id} keeps only its current value and was retired at seq ${String(record.retiredAt)}: no value at seq ${at}`,
-  );
 }
 
 /**
@@ -96,7 +62,7 @@ export async function findLive(
     reverse: true,
   })) {
     const record = decodeDocumentRecord(key, raw);
-    if (isLive(record, at)) return record;
+    if (isLiveAt(record, at)) return record;
   }
   return undefined;
 }

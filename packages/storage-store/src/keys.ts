@@ -1,4 +1,5 @@
-import { scopeKey, type DocumentScope } from "@durably/core";
+import { type DocumentScope } from "@durably/core";
+import { scopeKey } from "@durably/core/storage";
 
 /**
  * The key layout (README "Key layout"). Every key is ASCII: ids and seqs are

@@ -112,13 +112,3 @@ export function taskSummary(task: TaskRecord): string {
   if (task.owner !== undefined) s.o = task.owner;
   return JSON.stringify(s);
 }
-
-/** Session and task documents, and conversation documents without `history: "rewindable"`, keep only their current value. */
-export function currentOnly(record: DocumentRecord): boolean {
-  return record.scope.kind !== "conversation" || record.history !== "rewindable";
-}
-
-export function isLive(record: DocumentRecord, at: number | "current"): boolean {
-  if (at === "current") return record.retiredAt === undefined;
-  return record.createdAt <= at && (record.retiredAt === undefined || at < record.retiredAt);
-}

@@ -415,7 +415,7 @@ for (const backend of backends) {
           batchIndex: 1,
           writeIndex: 0,
         });
-        expect(result.refused?.message).toContain("batch[1][0].value.data[0]");
+        expect(result.refused?.message).toContain("batches[1][0].value.data[0]");
         expect(await keys(store, "e/")).toEqual([]);
       });
     });

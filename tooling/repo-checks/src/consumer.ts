@@ -3,9 +3,17 @@ import path from "node:path";
 import type { Packed } from "./pack.ts";
 import { describeRun, run } from "./run.ts";
 
-/** A module that imports every published package's whole public API, for tsc and for node. */
+/** Every import path a package offers: its name, and its name plus each subpath of its exports map. */
+export function entryPoints(packed: Packed): string[] {
+  const exports = (packed.pkg.manifest.exports ?? { ".": {} }) as Record<string, unknown>;
+  return Object.keys(exports).map((key) =>
+    key === "." ? packed.pkg.name : `${packed.pkg.name}/${key.replace(/^\.\//, "")}`,
+  );
+}
+
+/** A module that imports every entry point of every published package (its whole public API), for tsc and for node. */
 export function importEveryPackage(packed: readonly Packed[]): string {
-  const names = packed.map((p, i) => ({ name: p.pkg.name, as: `pkg${i}` }));
+  const names = packed.flatMap(entryPoints).map((name, i) => ({ name, as: `pkg${i}` }));
   return [
     ...names.map(({ name, as }) => `import * as ${as} from "${name}";`),
     "",

@@ -12,7 +12,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import semver from "semver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONSUMER_TSCONFIG, createConsumer, importEveryPackage } from "../src/consumer.ts";
+import {
+  CONSUMER_TSCONFIG,
+  createConsumer,
+  entryPoints,
+  importEveryPackage,
+} from "../src/consumer.ts";
 import { codeBlocks, relativeLinks } from "../src/markdown.ts";
 import { listFiles, pack, type Packed } from "../src/pack.ts";
 import { documentationFiles, publishedPackages, ROOT } from "../src/repo.ts";
@@ -186,17 +191,17 @@ describe("a fresh npm project with every tarball installed", () => {
         writeFileSync(path.join(dir, "src", block.fileName), block.code);
   });
 
-  it("compiles a module importing every package, and every README example, with strict tsc and skipLibCheck off", async () => {
+  it("compiles a module importing every package and subpath, and every README example, with strict tsc and skipLibCheck off", async () => {
     const result = await run(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", dir], {
       cwd: dir,
     });
     expect(result.code, describeRun("tsc", result)).toBe(0);
   });
 
-  it("loads every package in node", async () => {
+  it("loads every package and subpath in node", async () => {
     const result = await run(process.execPath, [path.join(dir, "out", "index.js")], { cwd: dir });
     expect(result.code, describeRun("node out/index.js", result)).toBe(0);
-    for (const pkg of published)
-      expect(result.stdout).toMatch(new RegExp(`^${pkg.name}: [1-9]\\d* exports$`, "m"));
+    for (const name of [...packed.values()].flatMap(entryPoints))
+      expect(result.stdout).toMatch(new RegExp(`^${name}: [1-9]\\d* exports$`, "m"));
   });
 });

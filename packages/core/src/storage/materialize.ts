@@ -72,3 +72,15 @@ export function historyUnavailable(
     `document ${documentId} keeps only its current value: seq ${at} is before its newest base at seq ${newestBase}`,
   );
 }
+
+/** The rejection for a historical read of a current-only document that was retired (its history is gone). */
+export function historyRetired(
+  documentId: number,
+  at: number,
+  retiredAt: number,
+): StorageRequestError {
+  return new StorageRequestError(
+    "history-unavailable",
+    `document ${documentId} keeps only its current value and was retired at seq ${retiredAt}: seq ${at} is no longer readable`,
+  );
+}

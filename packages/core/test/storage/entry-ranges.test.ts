@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  checkAddress,
-  entryScanRanges,
-  StorageRequestError,
-  type ConversationId,
-} from "../../src/index.js";
+import { StorageRequestError, type ConversationId } from "../../src/index.js";
+import { checkAddress, entryScanRanges } from "../../src/storage/index.js";
 
 const C = 5 as ConversationId;
 const P = 2 as ConversationId;

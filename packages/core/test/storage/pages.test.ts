@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeIdCursor, pageFromRows, startAfter } from "../../src/index.js";
+import { decodeIdCursor, pageFromRows, startAfter } from "../../src/storage/index.js";
 
 type Row = { id: number; name: string };
 

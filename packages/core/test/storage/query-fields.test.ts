@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { idField, oneOfField, StorageRequestError } from "../../src/index.js";
+import { StorageRequestError } from "../../src/index.js";
+import { idField, oneOfField } from "../../src/storage/index.js";
 
 function rejection(run: () => unknown): StorageRequestError {
   try {
