@@ -6,6 +6,7 @@ export type SessionRule =
   | "atomic commits"
   | "operation failures"
   | "value limits"
+  | "large values"
   | "storage failure"
   | "read failures"
   | "group commit"

@@ -4,6 +4,7 @@ import {
   Session,
   type EntryRecord,
   type Json,
+  type SessionOptions,
 } from "@durably/core";
 import type { Check } from "../storage/support.js";
 import { FaultInjector } from "./faults.js";
@@ -18,9 +19,16 @@ export const Notes = defineDoc<{ text: string; items: number[] }>({
   initial: () => ({ text: "", items: [] }),
 });
 
-export async function openSession(storage: FaultInjector, check: Check): Promise<Session> {
+export async function openSession(
+  storage: FaultInjector,
+  check: Check,
+  options: SessionOptions = {},
+): Promise<Session> {
   try {
-    return await Session.open(storage, { settings: { progress: { persistWithinMs: 60_000 } } });
+    return await Session.open(storage, {
+      settings: { progress: { persistWithinMs: 60_000 } },
+      ...options,
+    });
   } catch (error) {
     return check.fail(`Session.open over the storage rejected: ${String(error)}`);
   }

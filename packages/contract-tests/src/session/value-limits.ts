@@ -1,4 +1,4 @@
-import { defineDoc, type Json, type TaskRecord } from "@durably/core";
+import { defineDoc, MAX_VALUE_BYTES, type Json, type TaskRecord } from "@durably/core";
 import { sessionScenario, type SessionRuleGroup } from "./api.js";
 import {
   entryKinds,
@@ -18,6 +18,12 @@ const Tree = defineDoc<{ root: Json }>({
   scope: "conversation",
   initial: () => ({ root: null }),
 });
+
+/** A lowered size limit (a session option that may only lower it): kilobytes per case, not megabytes. */
+const SMALL = { valueBytes: 64 * 1024, commitBytes: 512 * 1024 };
+
+/** A string whose JSON text is exactly `bytes` (ASCII plus the quotes). */
+const text = (bytes: number, fill = "v"): string => fill.repeat(bytes - 2);
 
 /** A task definition for `createTask`: the checkpoint is the input. */
 const Holder = {
@@ -165,6 +171,120 @@ export const valueLimits: SessionRuleGroup = {
         );
         check.equal(storage.commitCalls.length, calls, "storage.commit calls for the refusal");
         check.equal(await session.snapshot(Tree, ROOT), expected, "the document after the refusal");
+        await session.close();
+      },
+    ),
+    sessionScenario(
+      "values of exactly the size limit are stored and read back whole: entry data, submission content, task input and checkpoint, a document field",
+      async ({ storage, check }) => {
+        const session = await openSession(storage, check, { limits: SMALL });
+        const fits = text(SMALL.valueBytes);
+        // The document's whole value is one value too: its field holds a little less.
+        const field = text(SMALL.valueBytes - 64, "d");
+        const { entry, submission, taskId } = await check.resolves(
+          session.commit(async (tx) => ({
+            entry: await tx.appendEntry(ROOT, { kind: "fits", data: fits }),
+            submission: await tx.createSubmission(ROOT, { type: "write", content: fits }),
+            taskId: await tx.createTask(Holder, fits, {
+              ownership: { kind: "ownerless" },
+              conversationId: ROOT,
+            }),
+          })),
+          `the commit of values of exactly ${SMALL.valueBytes} bytes of JSON text`,
+        );
+        await check.resolves(
+          session.commit(async (tx) => {
+            (await tx.doc(Tree, ROOT)).root = field;
+          }),
+          "the commit of a document field just within the limit",
+        );
+        const stored = await storage.inner.entry(entry.id);
+        check.equal(
+          (stored?.entry.data as string | undefined)?.length,
+          fits.length,
+          `entry ${entry.id} data length read back by the storage`,
+        );
+        check.ok(stored?.entry.data === fits, `entry ${entry.id} data read back whole`);
+        check.ok(
+          (await storage.inner.submission(submission.id))?.content === fits,
+          `submission ${submission.id} content read back whole`,
+        );
+        const task = await storage.inner.task(taskId);
+        check.ok(
+          task?.input === fits && (task.state as { checkpoint?: Json }).checkpoint === fits,
+          `task ${taskId} input and checkpoint read back whole`,
+        );
+        check.equal(await session.snapshot(Tree, ROOT), { root: field }, "the document");
+        await session.close();
+      },
+    ),
+    sessionScenario(
+      "a value one byte over the size limit is refused with a TypeError naming the path and the size, before any storage call, and the session stays usable",
+      async ({ storage, check }) => {
+        const session = await openSession(storage, check, { limits: SMALL });
+        const calls = storage.commitCalls.length;
+        const over = text(SMALL.valueBytes + 1);
+        const message = (path: string): string =>
+          `${path}: ${SMALL.valueBytes + 1} bytes of JSON text, over the limit of ${SMALL.valueBytes} bytes per value`;
+        const attempts: [string, Promise<unknown>][] = [
+          ["entry.data", session.commit((tx) => tx.appendEntry(ROOT, { kind: "x", data: over }))],
+          [
+            "submission.content",
+            session.commit((tx) => tx.createSubmission(ROOT, { type: "write", content: over })),
+          ],
+          [
+            "task.input",
+            session.commit((tx) =>
+              tx.createTask(Holder, over, {
+                ownership: { kind: "ownerless" },
+                conversationId: ROOT,
+              }),
+            ),
+          ],
+          [
+            `${Tree.kind}.root`,
+            session.commit(async (tx) => {
+              (await tx.doc(Tree, ROOT)).root = over;
+            }),
+          ],
+        ];
+        for (const [path, attempt] of attempts) {
+          const error = await rejection(attempt);
+          check.equal(
+            nameOf(error),
+            "TypeError",
+            `writing ${path} over the limit (${String(error)})`,
+          );
+          check.equal((error as Error).message, message(path), `the error for ${path}`);
+        }
+        check.equal(storage.commitCalls.length, calls, "storage.commit calls for the refusals");
+        await session.commit((tx) => tx.appendEntry(ROOT, { kind: "after" }));
+        check.equal(await entryKinds(storage), ["after"], "entries after the refusals");
+        check.same(session.failed, undefined, "the session's failed state");
+        await session.close();
+      },
+    ),
+    sessionScenario(
+      "with the default limits, entry data of exactly MAX_VALUE_BYTES is stored and read back, and one byte more is refused before any storage call",
+      async ({ storage, check }) => {
+        const session = await openSession(storage, check);
+        const fits = text(MAX_VALUE_BYTES);
+        const entry = await check.resolves(
+          session.commit((tx) => tx.appendEntry(ROOT, { kind: "largest", data: fits })),
+          `the commit of entry data of ${MAX_VALUE_BYTES} bytes of JSON text`,
+        );
+        const calls = storage.commitCalls.length;
+        const error = await rejection(
+          session.commit((tx) => tx.appendEntry(ROOT, { kind: "over", data: `${fits}v` })),
+        );
+        check.equal(nameOf(error), "TypeError", `entry data one byte over (${String(error)})`);
+        check.equal(storage.commitCalls.length, calls, "storage.commit calls for the refusal");
+        const stored = await storage.inner.entry(entry.id);
+        check.ok(
+          stored?.entry.data === fits,
+          `entry ${entry.id} read back whole (length ${String((stored?.entry.data as string | undefined)?.length)}, expected ${fits.length})`,
+        );
+        check.equal(await entryKinds(storage), ["largest"], "entries");
         await session.close();
       },
     ),

@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from "./json.js";
 import { formatPath, type PathSegment } from "./json-path.js";
+import { MAX_NUMBER_BYTES, stringBound } from "./json-size.js";
 
 /** The deepest nesting of arrays and objects a value written into a transaction may have. */
 export const MAX_JSON_DEPTH = 256;
@@ -50,6 +51,26 @@ class CopyContext {
   stated = 0;
   /** The deepest nesting met, counted from the copied value's root. */
   deepest = 0;
+  /** An upper bound of the copied value's JSON text, summed during the walk (see `copiedBound`). */
+  bound = 0;
+}
+
+/** The bound of the last value copied or checked. */
+let lastBound = 0;
+
+/**
+ * @internal An upper bound of the JSON text of the value the last
+ * `copyJson` / `checkJson` / `copyJsonMeasured` call returned: summed in the
+ * same walk (a few additions per node), so a size limit costs no second
+ * walk. Read it right after the call.
+ */
+export function copiedBound(): number {
+  return lastBound;
+}
+
+/** An upper bound of a primitive's JSON text. */
+function primitiveBound(value: Json): number {
+  return typeof value === "string" ? stringBound(value) : MAX_NUMBER_BYTES;
 }
 
 /** A context free for the next walk; a walk that starts inside another (a proxy trap, say) makes its own. */
@@ -65,10 +86,12 @@ function acquire(root: string, build: boolean, options: JsonCopyOptions | undefi
   ctx.levels = depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH - depth;
   ctx.stated = depth === undefined ? MAX_JSON_DEPTH + STORAGE_WRITE_LEVELS : MAX_JSON_DEPTH;
   ctx.deepest = 0;
+  ctx.bound = 0;
   return ctx;
 }
 
 function release(ctx: CopyContext): void {
+  lastBound = ctx.bound;
   ctx.depth = 0;
   spare = ctx;
 }
@@ -142,7 +165,9 @@ function primitiveFailure(value: unknown, root: string): never {
 export function copyJson(value: unknown, root = "value", options?: JsonCopyOptions): Json {
   if (typeof value !== "object" || value === null) {
     const primitive = jsonPrimitive(value);
-    return primitive === undefined ? primitiveFailure(value, root) : primitive;
+    if (primitive === undefined) primitiveFailure(value, root);
+    lastBound = primitiveBound(primitive);
+    return primitive;
   }
   const ctx = acquire(root, true, options);
   try {
@@ -159,7 +184,9 @@ export function checkJson(
   options?: JsonCopyOptions,
 ): asserts value is Json {
   if (typeof value !== "object" || value === null) {
-    if (jsonPrimitive(value) === undefined) primitiveFailure(value, root);
+    const primitive = jsonPrimitive(value);
+    if (primitive === undefined) primitiveFailure(value, root);
+    lastBound = primitiveBound(primitive);
     return;
   }
   const ctx = acquire(root, false, options);
@@ -179,10 +206,11 @@ export function copyJsonMeasured(
   value: unknown,
   root: string,
   options: JsonCopyOptions,
-): { value: Json; deepest: number } {
+): { value: Json; deepest: number; bound: number } {
   const ctx = acquire(root, true, options);
   try {
-    return { value: copyAt(value, ctx), deepest: ctx.deepest };
+    const copied = copyAt(value, ctx);
+    return { value: copied, deepest: ctx.deepest, bound: ctx.bound };
   } finally {
     release(ctx);
   }
@@ -191,9 +219,9 @@ export function copyJsonMeasured(
 function copyAt(value: unknown, ctx: CopyContext): Json {
   if (typeof value !== "object" || value === null) {
     const primitive = jsonPrimitive(value);
-    return primitive === undefined
-      ? fail(ctx, ctx.path.slice(0, ctx.depth), describe(value))
-      : primitive;
+    if (primitive === undefined) fail(ctx, ctx.path.slice(0, ctx.depth), describe(value));
+    ctx.bound += primitiveBound(primitive);
+    return primitive;
   }
   const { ancestors } = ctx;
   const nesting = ctx.depth;
@@ -206,6 +234,7 @@ function copyAt(value: unknown, ctx: CopyContext): Json {
       `${formatPath(ctx.root, ctx.path.slice(0, nesting))}: nesting deeper than ${ctx.stated} levels`,
     );
   if (level > ctx.deepest) ctx.deepest = level;
+  ctx.bound += 2; // the brackets
   ancestors[nesting] = value;
   ctx.depth = level;
   try {
@@ -229,7 +258,9 @@ function pathTo(ctx: CopyContext, key?: PathSegment): PathSegment[] {
 function copyChild(item: unknown, key: PathSegment, ctx: CopyContext): Json {
   if (typeof item !== "object" || item === null) {
     const primitive = jsonPrimitive(item);
-    return primitive === undefined ? fail(ctx, pathTo(ctx, key), describe(item)) : primitive;
+    if (primitive === undefined) fail(ctx, pathTo(ctx, key), describe(item));
+    ctx.bound += typeof primitive === "string" ? primitive.length * 6 + 2 : MAX_NUMBER_BYTES;
+    return primitive;
   }
   // The container at depth d is reached through path[d - 1].
   ctx.path[ctx.depth - 1] = key;
@@ -247,6 +278,7 @@ function copyArray(value: unknown[], ctx: CopyContext): Json[] {
     if (descriptor === undefined) fail(ctx, pathTo(ctx, i), "a hole in a sparse array");
     if (descriptor.get || descriptor.set) fail(ctx, pathTo(ctx, i), "an accessor");
     const copied = copyChild(descriptor.value, i, ctx);
+    ctx.bound += 1; // the comma
     if (build) out[i] = copied;
   }
   return out;
@@ -266,6 +298,7 @@ function copyObject(value: object, ctx: CopyContext): JsonObject {
     if (descriptor.get || descriptor.set) fail(ctx, pathTo(ctx, key), "an accessor");
     const item: unknown = descriptor.value;
     if (item === undefined) continue;
+    ctx.bound += key.length * 6 + 4; // the key, its quotes, the colon, the comma
     const copied = copyChild(item, key, ctx);
     if (build) setOwn(out, key, copied);
   }

@@ -38,6 +38,8 @@ export class CommitItem {
   prepared: PreparedCommit | null = null;
   /** The batch as the flusher sends it (set when queued). */
   writes: Batch = [];
+  /** Its counted size in bytes of JSON text (set when queued; see `PreparedCommit.bytes`). */
+  bytes = 0;
   stored = false;
   published = false;
   /** An empty commit waiting for the deferred progress it flushed to be stored. */
@@ -69,6 +71,8 @@ export function commitItem(
 /** A batch that is not one ordinary commit: coalesced deferred progress, or the root at open. */
 export interface GroupBatch {
   readonly writes: Batch;
+  /** The counted size of the commits it carries. */
+  readonly bytes: number;
   readonly items: readonly CommitItem[];
   readonly deferred: boolean;
   readonly done: Resolvers<Seq>;

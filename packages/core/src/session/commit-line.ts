@@ -8,6 +8,7 @@ import { DocCache } from "./doc-cache.js";
 import { FailureListeners } from "./failure-listeners.js";
 import { GroupCommitter, type GroupCommitStats } from "./group-commit.js";
 import type { Kernel } from "./kernel.js";
+import type { ValueLimits } from "./value-size.js";
 import { Overlay } from "./overlay.js";
 import type { DocChange, PreparedCommit } from "./prepared.js";
 import { Transaction } from "./transaction.js";
@@ -58,6 +59,7 @@ export class CommitLine {
     private readonly onListenerError: ListenerErrorHandler,
     persistWithinMs: number,
     documentCacheSize: number,
+    limits: ValueLimits,
   ) {
     this.watches = new DocWatches(onListenerError);
     this.subscribers = new CommitSubscribers(onListenerError);
@@ -70,14 +72,18 @@ export class CommitLine {
         failed: (cause, lost) => this.onStorageFailed(cause, lost),
       },
       true, // every batch is sealed by a transaction, coalesced from sealed ones, or the frozen root
+      limits.commitBytes, // one storage call carries at most what one commit may write
     );
-    this.deferred = new DeferredProgress<CommitItem>(persistWithinMs, (writes, items) =>
-      this.enqueueGroup(writes, items, true),
+    this.deferred = new DeferredProgress<CommitItem>(
+      persistWithinMs,
+      (writes, items, bytes) => this.enqueueGroup(writes, items, true, bytes),
+      limits.commitBytes,
     );
     this.kernel = {
       storage,
       overlay: this.overlay,
       docs: this.docs,
+      limits,
       check: () => this.checkUsable(),
       mintId: () => this.mintId(),
       mintFailed: (error) => this.mintFailed(error),
@@ -202,6 +208,7 @@ export class CommitLine {
         // An ordinary commit stores pending deferred progress first (same storage call), preserving order.
         if (this.deferred.pending) void this.deferred.flush();
         item.writes = prepared.writes;
+        item.bytes = prepared.bytes;
         // Commits waiting on the line are about to queue their batches too: let them share the call.
         this.pipeline.enqueue(item, this.waiting.length > 0);
       }
@@ -221,9 +228,14 @@ export class CommitLine {
   }
 
   /** Queues a batch that is not one ordinary commit; resolves with its seq once stored. */
-  enqueueGroup(writes: Batch, items: readonly CommitItem[], deferred: boolean): Promise<Seq> {
+  enqueueGroup(
+    writes: Batch,
+    items: readonly CommitItem[],
+    deferred: boolean,
+    bytes = 0,
+  ): Promise<Seq> {
     const done = withResolvers<Seq>();
-    this.pipeline.enqueue({ writes, items, deferred, done });
+    this.pipeline.enqueue({ writes, bytes, items, deferred, done });
     return done.promise;
   }
 

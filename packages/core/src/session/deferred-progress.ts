@@ -19,8 +19,10 @@ export class DeferredProgress<I extends DeferredItem = DeferredItem> {
 
   constructor(
     private readonly persistWithinMs: number,
-    /** Hands one coalesced batch to the flusher; resolves once stored. */
-    private readonly store: (writes: Batch, items: readonly I[]) => Promise<Seq>,
+    /** Hands one coalesced batch (its counted size `bytes`) to the flusher; resolves once stored. */
+    private readonly store: (writes: Batch, items: readonly I[], bytes: number) => Promise<Seq>,
+    /** The most one coalesced batch may count (the per-commit limit): more goes into further batches. */
+    private readonly budget = Number.POSITIVE_INFINITY,
   ) {}
 
   /** True when deferred commits wait to be stored. */
@@ -65,8 +67,9 @@ export class DeferredProgress<I extends DeferredItem = DeferredItem> {
     const items = this.items;
     this.items = [];
     const waits: Promise<Seq>[] = [];
-    for (const group of coalesce(items, (item) => item.prepared as PreparedCommit)) {
-      const done = this.store(group.writes, group.layers);
+    const prepared = (item: I): PreparedCommit => item.prepared as PreparedCommit;
+    for (const group of coalesce(items, prepared, this.budget)) {
+      const done = this.store(group.writes, group.layers, group.bytes);
       done.catch(() => undefined); // observed through the commit promises / the failed state
       waits.push(done);
     }

@@ -10,6 +10,8 @@ import { addressKey } from "./tokens.js";
 export interface CoalescedBatch<L> {
   readonly writes: StorageWrite[];
   readonly layers: readonly L[];
+  /** The layers' counted sizes added up (coalescing only shrinks what they wrote). */
+  readonly bytes: number;
 }
 
 type Content =
@@ -40,17 +42,19 @@ function recordAddressKey(record: NewDocumentRecord): string {
  * (deltas concatenated; any base, creation or copy becomes one write of the
  * final value), retirements last. A new incarnation at an address retired
  * earlier in the same group would be refused (retirement applies after
- * content), so it starts a new group.
+ * content), so it starts a new group; so does a layer that would take the
+ * group's counted size past `budget` (one storage call stays bounded).
  */
 export function coalesce<L>(
   layers: readonly L[],
   preparedOf: (layer: L) => PreparedCommit,
+  budget = Number.POSITIVE_INFINITY,
 ): CoalescedBatch<L>[] {
   const out: CoalescedBatch<L>[] = [];
   let group: Group<L> | undefined;
   for (const layer of layers) {
     const prepared = preparedOf(layer);
-    if (!group || group.conflicts(prepared)) {
+    if (!group || group.conflicts(prepared) || group.bytes + prepared.bytes > budget) {
       if (group) out.push(group.build());
       group = new Group<L>();
     }
@@ -62,6 +66,7 @@ export function coalesce<L>(
 
 class Group<L> {
   private readonly layers: L[] = [];
+  bytes = 0;
   private readonly tables: StorageWrite[] = [];
   private readonly replaced = new Map<string, number>();
   private readonly docs = new Map<DocumentId, DocEntry>();
@@ -80,6 +85,7 @@ class Group<L> {
 
   add(tag: L, layer: PreparedCommit): void {
     this.layers.push(tag);
+    this.bytes += layer.bytes;
     const finals = new Map<number, Json>();
     for (const change of layer.docs)
       if (change.state) finals.set(change.state.id, change.state.value);
@@ -202,6 +208,10 @@ class Group<L> {
       }
       if (entry.retired) retires.push({ type: "document.retire", id });
     }
-    return { writes: [...this.tables, ...content, ...retires], layers: this.layers };
+    return {
+      writes: [...this.tables, ...content, ...retires],
+      layers: this.layers,
+      bytes: this.bytes,
+    };
   }
 }

@@ -100,7 +100,9 @@ export function arrayMethod(
         const end = relativeIndex(endArg, length, length);
         if (end > start) {
           const [item] = newItems([value], start);
-          tracker.splice(node, start, end - start, new Array<Json>(end - start).fill(item as Json));
+          const items = new Array<Json>(end - start).fill(item as Json);
+          tracker.countRepeated(items.slice(1), tracker.pathOf(node));
+          tracker.splice(node, start, end - start, items);
         }
         return node.proxy;
       };
@@ -116,6 +118,7 @@ export function arrayMethod(
           const items = arr()
             .slice(start, start + count)
             .map((item) => deepFreeze(cloneJson(item)));
+          tracker.countRepeated(items, tracker.pathOf(node));
           tracker.splice(node, target, count, items);
         }
         return node.proxy;

@@ -7,12 +7,24 @@ import {
   type JsonObject,
   type PathSegment,
 } from "../domain/json.js";
-import { jsonPrimitive, setOwn } from "../domain/json-copy.js";
+import { copiedBound, jsonPrimitive, setOwn } from "../domain/json-copy.js";
+import { checkedSize, jsonBound, MAX_NUMBER_BYTES, stringBound } from "../domain/json-size.js";
 import type { Op } from "../domain/ops.js";
 import { ARRAY_MUTATORS, arrayMethod } from "./draft-arrays.js";
 import { DraftNode, type Container } from "./draft-node.js";
 import { stringOps } from "./string-ops.js";
 import type { DocValue } from "./tokens.js";
+import { copiedSize, DEFAULT_LIMITS, type ValueLimits } from "./value-size.js";
+
+/** An upper bound of an op's path and punctuation in JSON text. */
+function pathBound(path: readonly PathSegment[]): number {
+  let bytes = 16; // the op's brackets, kind, commas, the path's brackets
+  for (let i = 0; i < path.length; i++) {
+    const segment = path[i] as PathSegment;
+    bytes += typeof segment === "number" ? MAX_NUMBER_BYTES : segment.length * 6 + 3;
+  }
+  return bytes;
+}
 
 /** A mutable view of a document inside a transaction: the document's own type. */
 export type Draft<T> = T;
@@ -49,6 +61,12 @@ const hasOwn = (target: object, key: PathSegment): boolean =>
  */
 export class DraftTracker {
   readonly ops: Op[] = [];
+  /**
+   * An upper bound of the ops' JSON text (values counted as they are
+   * copied, strings by their length): what the commit counts for this
+   * document when it stores a delta.
+   */
+  bytes = 0;
   private root: DraftNode;
   private revoked = false;
 
@@ -56,6 +74,7 @@ export class DraftTracker {
     private readonly base: DocValue,
     /** Root of error paths, e.g. the document kind: `app.notes.items[3]: NaN is not JSON`. */
     private readonly label: string,
+    private readonly limits: ValueLimits = DEFAULT_LIMITS,
   ) {
     this.root = new DraftNode(this, shallowCopy(base), undefined, "");
   }
@@ -77,6 +96,8 @@ export class DraftTracker {
     const copied = copyJson(value, this.label, { depth: 0, freeze: true });
     if (!isContainer(copied))
       throw new TypeError(`${this.label}: a document must be a JSON object or array`);
+    const bytes = copiedSize(copied, this.limits, this.label);
+    this.bytes = bytes; // the earlier ops are dropped
     this.root.detach();
     this.ops.length = 0;
     this.ops.push(["r", copied]);
@@ -168,9 +189,42 @@ export class DraftTracker {
   freezeCopy(value: unknown, path: readonly PathSegment[]): Json {
     if (typeof value !== "object" || value === null) {
       const primitive = jsonPrimitive(value);
-      if (primitive !== undefined) return primitive;
+      if (primitive !== undefined) {
+        if (typeof primitive === "string") this.countString(primitive, path);
+        else this.bytes += MAX_NUMBER_BYTES;
+        return primitive;
+      }
     }
-    return copyJson(value, this.where(path), { depth: path.length, freeze: true });
+    const copied = copyJson(value, this.where(path), { depth: path.length, freeze: true });
+    const bound = copiedBound();
+    // The path is formatted only for a value over the limit (this is the draft's hot path).
+    this.bytes +=
+      bound <= this.limits.valueBytes
+        ? bound
+        : checkedSize(copied, bound, this.limits.valueBytes, this.where(path));
+    return copied;
+  }
+
+  /** Counts a string placed at `path` whole; refuses one over the value limit. */
+  private countString(text: string, path: readonly PathSegment[]): void {
+    let bound = stringBound(text);
+    if (bound > this.limits.valueBytes)
+      bound = checkedSize(text, bound, this.limits.valueBytes, this.where(path));
+    this.bytes += bound;
+  }
+
+  /**
+   * @internal Counts values an array method places without copying them
+   * (`fill` repeats one item, `copyWithin` clones existing ones): the op
+   * carries each, so each counts, and the op as a whole must be within the
+   * value limit.
+   */
+  countRepeated(items: readonly Json[], path: readonly PathSegment[]): void {
+    let bound = 2;
+    for (let i = 0; i < items.length; i++) bound += jsonBound(items[i] as Json) + 1;
+    if (bound > this.limits.valueBytes)
+      bound = checkedSize(items as Json[], bound, this.limits.valueBytes, this.where(path));
+    this.bytes += bound;
   }
 
   /** @internal The `get` trap. */
@@ -257,6 +311,8 @@ export class DraftTracker {
 
   /** Records an op, merging consecutive appends to one string or one array end (streaming makes many). */
   private record(op: Op): void {
+    if (op[0] !== "r") this.bytes += pathBound(op[1]);
+    if (op[0] === "m") this.bytes += op[2].length * (MAX_NUMBER_BYTES + 1);
     const last = this.ops[this.ops.length - 1];
     if (last !== undefined) {
       if (op[0] === "a" && last[0] === "a" && samePath(op[1], last[1])) {
@@ -285,7 +341,13 @@ export class DraftTracker {
     const old = exists ? container[key] : undefined;
     if (typeof old === "string" && typeof value === "string") {
       const ops = stringOps(path, old, value);
-      for (const op of ops) this.record(op);
+      if (ops.length > 0) this.countString(value, path); // the document holds it whole
+      for (const op of ops) {
+        if (op[0] === "a") this.bytes += stringBound(op[2]);
+        else if (op[0] === "s") this.bytes += stringBound(op[2] as string);
+        else this.bytes += MAX_NUMBER_BYTES;
+        this.record(op);
+      }
       this.put(node, key, value);
       return;
     }

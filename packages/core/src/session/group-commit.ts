@@ -4,6 +4,8 @@ import { beginSealedCall, endSealedCall } from "./sealed-batches.js";
 
 export interface QueuedBatch {
   readonly writes: Batch;
+  /** Its counted size in bytes of JSON text: the flusher keeps a call's sum within its budget. */
+  readonly bytes: number;
 }
 
 export interface GroupCommitHandlers<B extends QueuedBatch> {
@@ -26,9 +28,11 @@ export interface GroupCommitStats {
 const SETTLED = Promise.resolve();
 
 /**
- * The flusher: whenever storage is idle, every queued batch goes out in ONE
- * `storage.commit` call, each keeping its own seq. While a call is in flight
- * new batches queue up and leave together in the next. Written with bound
+ * The flusher: whenever storage is idle, the queued batches go out in ONE
+ * `storage.commit` call, each keeping its own seq, as many as fit the byte
+ * budget (a batch over it alone goes alone): backends build one string or
+ * statement per call, so a call's size must stay bounded. While a call is
+ * in flight new batches queue up and leave together in the next. Written with bound
  * callbacks rather than an async loop: a call costs one promise reaction,
  * not the frames of two async functions.
  */
@@ -71,6 +75,8 @@ export class GroupCommitter<B extends QueuedBatch> {
     private readonly handlers: GroupCommitHandlers<B>,
     /** Every batch queued here was built by the Session (see `isSealedBatches`). */
     private readonly sealed = false,
+    /** The most one call may carry, summing the batches' `bytes` (the first batch always goes). */
+    private readonly budget = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -145,11 +151,7 @@ export class GroupCommitter<B extends QueuedBatch> {
       return;
     }
     this.running = true;
-    // Two arrays swap roles and are emptied with pop(), which keeps their storage: a call
-    // allocates only the writes array it hands to storage.
-    const batches = this.queue;
-    this.queue = this.inFlight;
-    this.inFlight = batches;
+    const batches = this.take();
     // Cleared slot by slot: a storage that skips `receive` must not see an earlier call's seq.
     for (let i = 0; i < batches.length; i++) this.seqs[i] = undefined;
     this.stats.calls++;
@@ -167,6 +169,32 @@ export class GroupCommitter<B extends QueuedBatch> {
       if (this.sealed) endSealedCall(previous);
     }
     call.then(this.onResult, this.onError);
+  }
+
+  /**
+   * Moves the queued batches that fit the budget into `inFlight`. Usually all
+   * of them: the two arrays swap roles and are emptied with pop(), which
+   * keeps their storage, so a call allocates only the writes array it hands
+   * to storage.
+   */
+  private take(): B[] {
+    const queue = this.queue;
+    let fit = 0;
+    let bytes = 0;
+    while (fit < queue.length) {
+      bytes += (queue[fit] as B).bytes;
+      if (fit > 0 && bytes > this.budget) break;
+      fit++;
+    }
+    if (fit === queue.length) {
+      this.queue = this.inFlight;
+      this.inFlight = queue;
+      return queue;
+    }
+    const batches = this.inFlight;
+    for (let i = 0; i < fit; i++) batches.push(queue[i] as B);
+    queue.splice(0, fit);
+    return batches;
   }
 
   private handle(stored: number, refused: unknown): void {

@@ -33,3 +33,4 @@ export type { CommitEvent, CommitListener, DocListener, ListenerErrorHandler } f
 export type { FailureListener } from "./failure-listeners.js";
 export type { GroupCommitStats } from "./group-commit.js";
 export { isSealedBatches } from "./sealed-batches.js";
+export type { LimitOptions } from "./value-size.js";

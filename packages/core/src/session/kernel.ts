@@ -3,12 +3,15 @@ import type { ConversationRecord } from "../domain/records.js";
 import type { Storage } from "../storage/port.js";
 import type { DocCache } from "./doc-cache.js";
 import type { OverlayView } from "./overlay.js";
+import type { ValueLimits } from "./value-size.js";
 
 /** What a transaction needs from its session (kept narrow so the transaction is testable on its own terms). */
 export interface Kernel {
   readonly storage: Storage;
   readonly overlay: OverlayView;
   readonly docs: DocCache;
+  /** The size limits values written into a transaction must meet. */
+  readonly limits: ValueLimits;
   /** Throws `SessionFailed` / `SessionClosed` when the session cannot take work. */
   check(): void;
   /**

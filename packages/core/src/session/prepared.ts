@@ -39,6 +39,12 @@ export interface DocChange {
 /** A commit whose callback finished and whose writes are prepared (one overlay layer). */
 export interface PreparedCommit {
   readonly writes: StorageWrite[];
+  /**
+   * The size counted for the writes' values, in bytes of JSON text (an
+   * upper bound; exact when the bound was over the commit limit): what the
+   * flusher adds up to keep a storage call within its budget.
+   */
+  readonly bytes: number;
   readonly deferred: boolean;
   readonly conversations: readonly ConversationRecord[];
   readonly entries: readonly EntryRecord[];

@@ -23,6 +23,7 @@ import {
   type DocValue,
 } from "./tokens.js";
 import type { Transaction } from "./transaction.js";
+import { valueLimits, type LimitOptions } from "./value-size.js";
 import {
   reportToConsole,
   type CommitListener,
@@ -45,6 +46,14 @@ export interface SessionOptions extends CallOptions {
   onListenerError?: ListenerErrorHandler;
   /** Document states kept in memory beyond those with pending changes (default 4096). */
   documentCacheSize?: number;
+  /**
+   * Lower size limits, in bytes of JSON text (tests, or a deployment that
+   * wants smaller values). `valueBytes` defaults to and may not exceed
+   * `MAX_VALUE_BYTES`, `commitBytes` to and may not exceed `MAX_COMMIT_BYTES`
+   * (or twice `valueBytes`, whichever is smaller): a larger limit could let
+   * through a value some backend cannot store.
+   */
+  limits?: LimitOptions;
 }
 
 export interface CommitOptions extends CallOptions {
@@ -85,6 +94,7 @@ export class Session {
       options.onListenerError ?? reportToConsole,
       persistWithinMs,
       options.documentCacheSize ?? 4096,
+      valueLimits(options.limits),
     );
     this.read = new SessionReader(storage, () => this.beforeRead());
   }

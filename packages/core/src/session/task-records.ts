@@ -6,6 +6,8 @@ import {
   type JsonObject,
 } from "../domain/json.js";
 import { copyJsonMeasured, NestingTooDeep } from "../domain/json-copy.js";
+import { jsonBytes } from "../domain/json-size.js";
+import type { ValueLimits } from "./value-size.js";
 import type { TaskRecord } from "../domain/records.js";
 import type { TaskQuery } from "../storage/port.js";
 
@@ -26,8 +28,8 @@ const VALUE = { depth: 0 } as const;
  * record is copied with room for the deepest-placed value, and only a record
  * deeper than the shallowest-placed value allows is checked field by field.
  */
-export function copyTaskRecord(record: unknown): TaskRecord {
-  let copied: { value: Json; deepest: number };
+export function copyTaskRecord(record: unknown): { record: TaskRecord; bound: number } {
+  let copied: { value: Json; deepest: number; bound: number };
   try {
     copied = copyJsonMeasured(record, "task", { depth: -MEMO_VALUE_LEVELS });
   } catch (error) {
@@ -36,11 +38,37 @@ export function copyTaskRecord(record: unknown): TaskRecord {
       checkTaskValues(record as JsonObject);
     throw error;
   }
-  const { value, deepest } = copied;
+  const { value, deepest, bound } = copied;
   // A top-level field starts at level 2: a record no deeper than that allows holds no value too deep.
   if (deepest > 1 + MAX_JSON_DEPTH && typeof value === "object" && value !== null)
     checkTaskValues(value as JsonObject);
-  return value as unknown as TaskRecord;
+  return { record: value as unknown as TaskRecord, bound };
+}
+
+/**
+ * The size to count for a copied task record (one stored value: input,
+ * checkpoint, outcome and memos together) whose copy bound is `bound`. Over
+ * the limit, the TypeError names the record's largest part.
+ */
+export function taskSize(task: TaskRecord, bound: number, limits: ValueLimits): number {
+  if (bound <= limits.valueBytes) return bound;
+  const exact = jsonBytes(task as unknown as Json);
+  if (exact <= limits.valueBytes) return exact;
+  let largest = { path: "task", bytes: 0 };
+  const consider = (holder: Json | undefined, root: string): void => {
+    if (typeof holder !== "object" || holder === null || Array.isArray(holder)) return;
+    for (const key of Object.keys(holder)) {
+      const bytes = jsonBytes(holder[key] as Json);
+      if (bytes > largest.bytes) largest = { path: formatPath(root, [key]), bytes };
+    }
+  };
+  const record = task as unknown as JsonObject;
+  consider({ ...record, state: null, memos: null }, "task");
+  consider(record.state, "task.state");
+  consider(record.memos, "task.memos");
+  throw new TypeError(
+    `${largest.path}: task ${task.id} would hold ${exact} bytes of JSON text, over the limit of ${limits.valueBytes} bytes per value (this part is ${largest.bytes} bytes)`,
+  );
 }
 
 /** Every value in a copied task record, each counted from where it starts. */

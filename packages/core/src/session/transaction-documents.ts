@@ -8,6 +8,7 @@ import { deepFreeze } from "./freeze.js";
 import type { DocIncarnation } from "./prepared.js";
 import { addressKeyOf, addressOf, type AnyDocToken, type DocValue } from "./tokens.js";
 import type { OpenDoc, TransactionState } from "./transaction-state.js";
+import type { ValueLimits } from "./value-size.js";
 
 /*
  * Documents in a transaction: `doc` opens (or creates) one and hands out its
@@ -97,7 +98,7 @@ function openNow(
   const slot = tx.kernel.docs.touch(k);
   const state = slot && tx.kernel.docs.preparedNow(slot);
   if (!slot || !state) return undefined;
-  return openExisting(k, slot.address, token, state);
+  return openExisting(k, slot.address, token, state, tx.kernel.limits);
 }
 
 function openExisting(
@@ -105,6 +106,7 @@ function openExisting(
   address: DocumentAddress,
   token: AnyDocToken,
   state: DocIncarnation,
+  limits: ValueLimits,
 ): OpenDoc {
   checkVersion(token, state);
   const migrated = state.version < token.version;
@@ -120,7 +122,7 @@ function openExisting(
     migrated,
     createdAt: state.createdAt,
     deltasSinceBase: state.deltasSinceBase,
-    tracker: new DraftTracker(value, token.kind),
+    tracker: new DraftTracker(value, token.kind, limits),
     retired: false,
   };
 }
@@ -140,7 +142,7 @@ async function openLater(
   const state = await tx.kernel.docs.prepared(slot);
   tx.stillOpen();
   let open: OpenDoc;
-  if (state) open = openExisting(k, address, token, state);
+  if (state) open = openExisting(k, address, token, state, tx.kernel.limits);
   else {
     const initial = copyJson(
       token.family ? token.initial(seed) : token.initial(),
@@ -161,7 +163,7 @@ async function openLater(
       migrated: false,
       createdAt: undefined,
       deltasSinceBase: 0,
-      tracker: new DraftTracker(initial, token.kind),
+      tracker: new DraftTracker(initial, token.kind, tx.kernel.limits),
       retired: false,
     };
   }

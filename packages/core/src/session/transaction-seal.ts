@@ -10,6 +10,7 @@ import { deepFreeze } from "./freeze.js";
 import type { DocChange, DocIncarnation, PreparedCommit } from "./prepared.js";
 import { addressKey, type DocValue } from "./tokens.js";
 import type { OpenDoc, TransactionState } from "./transaction-state.js";
+import { commitSize, measuredSize } from "./value-size.js";
 
 /*
  * Sealing: the callback returned and every operation it started settled.
@@ -75,7 +76,7 @@ export function seal(tx: TransactionState): PreparedCommit | null | Promise<Prep
   if (opened)
     for (let i = 0; i < opened.length; i++) {
       const open = opened[i] as OpenDoc;
-      const change = sealDoc(open, content, finals);
+      const change = sealDoc(tx, open, content, finals);
       if (change) {
         if (changes) changes.push(change);
         else changes = [change];
@@ -90,6 +91,7 @@ export function seal(tx: TransactionState): PreparedCommit | null | Promise<Prep
 
 /** One opened document's content write and change. */
 function sealDoc(
+  tx: TransactionState,
   open: OpenDoc,
   content: StorageWrite[],
   finals: Map<string, Final> | undefined,
@@ -102,6 +104,7 @@ function sealDoc(
   let ops: readonly Op[] = final.ops;
   let deltasSinceBase = open.deltasSinceBase;
   if (open.created || open.migrated) {
+    tx.bytes += baseSize(tx, open, value);
     content.push(
       open.created
         ? {
@@ -118,6 +121,7 @@ function sealDoc(
     const base = checkpoint
       ? checkpoint(value, final.ops, { deltasSinceBase: open.deltasSinceBase }) === true
       : false;
+    tx.bytes += base ? baseSize(tx, open, value) : open.tracker.bytes;
     content.push({
       type: "document.change",
       id: open.id,
@@ -151,6 +155,15 @@ function sealDoc(
   };
 }
 
+/**
+ * A document stored whole: its value is one value, within the value limit.
+ * Measured here (a walk of the value) because a base is written only when a
+ * document is created, migrated or checkpointed.
+ */
+function baseSize(tx: TransactionState, open: OpenDoc, value: DocValue): number {
+  return measuredSize(value, tx.kernel.limits, `${open.token.kind} (the whole document)`);
+}
+
 function assemble(
   tx: TransactionState,
   changes: readonly DocChange[],
@@ -164,6 +177,7 @@ function assemble(
   if (writes.length === 0) return null;
   return {
     writes,
+    bytes: commitSize(writes, tx.bytes, tx.kernel.limits),
     deferred: tx.deferred,
     conversations: valuesOf(tx.conversations),
     entries: tx.entries ?? NONE,

@@ -87,6 +87,8 @@ export class TransactionState {
   /** Set when sealed or discarded: drafts and operations are dead. */
   revoked = false;
   readonly tableWrites: StorageWrite[] = [];
+  /** The size counted for the table writes so far (bytes of JSON text, mostly upper bounds). */
+  bytes = 0;
   taskWriteIndex: Map<number, number> | undefined;
   submissionWriteIndex: Map<number, number> | undefined;
   conversations: Map<number, ConversationRecord> | undefined;

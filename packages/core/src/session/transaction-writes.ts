@@ -12,9 +12,10 @@ import type {
 } from "../domain/records.js";
 import type { StorageWrite } from "../storage/port.js";
 import { deepFreeze } from "./freeze.js";
-import { checkTaskRecord, copyTaskRecord, isTerminal } from "./task-records.js";
+import { checkTaskRecord, copyTaskRecord, isTerminal, taskSize } from "./task-records.js";
 import type { TaskToken } from "./tokens.js";
 import { checkId, unknown, visibleIn, type TransactionState } from "./transaction-state.js";
+import { copiedSize, measuredSize } from "./value-size.js";
 
 /*
  * Table writes of a transaction: each checks its input, copies it once (a
@@ -50,6 +51,16 @@ export type SubmissionSettlement =
 /** A value written whole: its own levels count toward MAX_JSON_DEPTH. */
 const VALUE = { depth: 0, freeze: true } as const;
 
+/** What a table write adds around its values (ids, statuses, field names), counted per write. */
+const RECORD_BYTES = 256;
+
+/** Copies a value written whole and counts its size toward the commit (refused when over the limit). */
+function copyValue(tx: TransactionState, value: unknown, where: string): Json {
+  const copied = copyJson(value, where, VALUE);
+  tx.bytes += copiedSize(copied, tx.kernel.limits, where);
+  return copied;
+}
+
 async function ownerOf(
   tx: TransactionState,
   ownership: Ownership,
@@ -67,6 +78,7 @@ async function ownerOf(
 
 function pushConversation(tx: TransactionState, record: ConversationRecord): ConversationRecord {
   const frozen = deepFreeze(record as unknown as JsonObject) as unknown as ConversationRecord;
+  tx.bytes += RECORD_BYTES;
   tx.tableWrites.push({ type: "conversation", value: frozen });
   (tx.conversations ??= new Map()).set(frozen.id, frozen);
   return frozen;
@@ -123,6 +135,7 @@ const ENTRY_ROOTS = new Map<string, string>(
  * not a plain object takes the general copy, for the same errors.
  */
 function entryRecord(
+  tx: TransactionState,
   input: object,
   conversationId: ConversationId,
 ): Record<string, Json | undefined> & { id: number } {
@@ -135,18 +148,20 @@ function entryRecord(
   const proto: unknown = Object.getPrototypeOf(input);
   if (proto !== Object.prototype && proto !== null) {
     const fields = copyJson(input, "entry", { depth: -1, freeze: true }) as JsonObject;
+    tx.bytes += copiedSize(fields, tx.kernel.limits, "entry") + RECORD_BYTES;
     return { id: 0, conversationId, ...fields };
   }
   if (Object.getOwnPropertySymbols(input).length > 0)
     throw new TypeError("entry: an object with symbol keys is not JSON");
   const record: Record<string, Json | undefined> & { id: number } = { id: 0, conversationId };
+  tx.bytes += RECORD_BYTES;
   for (const key of keys) {
     const descriptor = Object.getOwnPropertyDescriptor(input, key);
     if (descriptor === undefined) continue;
     if (descriptor.get || descriptor.set)
       throw new TypeError(`entry.${key}: an accessor is not JSON`);
     const value: unknown = descriptor.value;
-    if (value !== undefined) record[key] = copyJson(value, ENTRY_ROOTS.get(key), VALUE);
+    if (value !== undefined) record[key] = copyValue(tx, value, ENTRY_ROOTS.get(key) as string);
   }
   return record;
 }
@@ -162,7 +177,7 @@ export function appendEntry(
 ): Promise<EntryRecord> {
   if (typeof input !== "object" || input === null)
     throw new TypeError("entry: the input must be an object");
-  const record = entryRecord(input, conversationId);
+  const record = entryRecord(tx, input, conversationId);
   if (typeof record.kind !== "string" || record.kind === "")
     throw new TypeError("entry.kind: must be a non-empty string");
   if (record.head !== undefined) checkId("entry.head", record.head);
@@ -214,8 +229,9 @@ export async function createTask<I extends Json>(
     throw new TypeError("createTask: not a task definition ({ name, version, initial })");
   if (!Number.isSafeInteger(token.version) || token.version < 1)
     throw new TypeError(`task "${token.name}": version must be a positive integer`);
-  const frozenInput = copyJson(input, "task.input", VALUE) as I;
-  const checkpoint = copyJson(token.initial(frozenInput), "task.checkpoint", VALUE);
+  const frozenInput = copyValue(tx, input, "task.input") as I;
+  const checkpoint = copyValue(tx, token.initial(frozenInput), "task.checkpoint");
+  tx.bytes += RECORD_BYTES;
   const owner = await ownerOf(tx, options?.ownership);
   const conversationId = options.conversationId ?? owner?.conversationId;
   if (conversationId === undefined)
@@ -243,7 +259,8 @@ export async function createTask<I extends Json>(
  * becomes terminal, its task-scope documents retire in the same commit.
  */
 export async function putTask(tx: TransactionState, record: TaskRecord): Promise<TaskRecord> {
-  const copy = copyTaskRecord(record);
+  const { record: copy, bound } = copyTaskRecord(record);
+  tx.bytes += taskSize(copy, bound, tx.kernel.limits) + RECORD_BYTES;
   checkTaskRecord(copy);
   const previous = await tx.requireTask(copy.id);
   if (previous.conversationId !== copy.conversationId)
@@ -278,7 +295,8 @@ export async function createSubmission(
     throw new TypeError(`submission.type: must be "input" or "write"`);
   if (input.requestId !== undefined && typeof input.requestId !== "string")
     throw new TypeError("submission.requestId: must be a string");
-  const content = copyJson(input.content, "submission.content", VALUE);
+  const content = copyValue(tx, input.content, "submission.content");
+  tx.bytes += RECORD_BYTES;
   await tx.requireConversation(conversationId);
   const id = (await tx.mint()) as SubmissionId;
   return pushSubmission(tx, {
@@ -314,6 +332,9 @@ export async function placeSubmission(
   if (submission.status !== "queued")
     throw new TypeError(`submission ${id} is ${submission.status}, not queued`);
   await tx.requireEntry(entryId);
+  // The whole record is written again, content included.
+  tx.bytes +=
+    measuredSize(submission.content ?? null, tx.kernel.limits, "submission.content") + RECORD_BYTES;
   return pushSubmission(tx, { ...submission, status: "placed", entry: entryId });
 }
 
@@ -323,6 +344,9 @@ export async function settleSubmission(
   settlement: SubmissionSettlement,
 ): Promise<SubmissionRecord> {
   const submission = await requireOpenSubmission(tx, id);
+  // The whole record is written again, content included.
+  tx.bytes +=
+    measuredSize(submission.content ?? null, tx.kernel.limits, "submission.content") + RECORD_BYTES;
   if (settlement?.status === "done") {
     await tx.requireEntry(settlement.answer, "answer entry");
     return pushSubmission(tx, { ...submission, status: "done", answer: settlement.answer });
@@ -333,7 +357,7 @@ export async function settleSubmission(
     const detail =
       settlement.detail === undefined
         ? undefined
-        : copyJson(settlement.detail, "submission.detail", VALUE);
+        : copyValue(tx, settlement.detail, "submission.detail");
     return pushSubmission(tx, {
       ...submission,
       status: "unanswered",
