@@ -22,6 +22,8 @@ export interface SessionScenarioContext {
 export interface SessionScenario {
   readonly name: string;
   run(context: SessionScenarioContext): Promise<void>;
+  /** For the few scenarios that move hundreds of megabytes: the runner's timeout for this one. */
+  readonly timeoutMs?: number;
 }
 
 export interface SessionRuleGroup {
@@ -32,6 +34,7 @@ export interface SessionRuleGroup {
 export function sessionScenario(
   name: string,
   run: (context: SessionScenarioContext) => Promise<void>,
+  timeoutMs?: number,
 ): SessionScenario {
-  return { name, run };
+  return timeoutMs === undefined ? { name, run } : { name, run, timeoutMs };
 }

@@ -48,6 +48,7 @@ export const largeValues: SessionRuleGroup = {
         }
         await session.close();
       },
+      120_000,
     ),
   ],
 };

@@ -80,7 +80,8 @@ export function registerSessionConformance(
   for (const group of groups) {
     if (wanted !== undefined && !wanted.has(group.rule)) continue;
     api.describe(`${name} > session > ${group.rule}`, () => {
-      for (const s of group.scenarios) api.it(s.name, () => run(api, factory, group.rule, s));
+      for (const s of group.scenarios)
+        api.it(s.name, () => run(api, factory, group.rule, s), s.timeoutMs);
     });
   }
 }

@@ -287,6 +287,7 @@ export const valueLimits: SessionRuleGroup = {
         check.equal(await entryKinds(storage), ["largest"], "entries");
         await session.close();
       },
+      60_000,
     ),
     sessionScenario(
       "negative zero is stored as 0: every read gives 0, never -0",

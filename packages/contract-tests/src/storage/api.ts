@@ -15,7 +15,7 @@ export interface TestApi {
    * with a `skip(note)` function (Vitest's) lets the suite report a scenario
    * that does not apply to the storage as skipped rather than passed.
    */
-  it(name: string, body: (...context: unknown[]) => Promise<void>): unknown;
+  it(name: string, body: (...context: unknown[]) => Promise<void>, timeoutMs?: number): unknown;
   expect: ExpectLike;
 }
 
