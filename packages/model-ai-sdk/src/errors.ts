@@ -8,26 +8,7 @@ import {
   TypeValidationError,
   UnsupportedFunctionalityError,
 } from "@ai-sdk/provider";
-import type { ModelError } from "@durably/core";
-
-/** Error codes of Node sockets, DNS and undici that mean "the network failed", not "the request was wrong". */
-const NETWORK_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "ETIMEDOUT",
-  "EPIPE",
-  "ENOTFOUND",
-  "ENETUNREACH",
-  "ENETDOWN",
-  "EHOSTUNREACH",
-  "EAI_AGAIN",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
-]);
+import { networkFailureCode, type ModelError } from "@durably/core";
 
 /**
  * What providers say when the prompt does not fit the context window
@@ -75,21 +56,6 @@ export function retryAfterMs(
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** The network failure in `error` or its causes, e.g. undici's "fetch failed" with `cause.code` ECONNRESET. */
-function networkCode(error: unknown): string | undefined {
-  const chain: Record<string, unknown>[] = [];
-  for (let current: unknown = error; chain.length < 5 && isObject(current); current = current.cause)
-    chain.push(current);
-  for (const link of chain)
-    if (typeof link.code === "string" && NETWORK_CODES.has(link.code)) return link.code;
-  const fetchFailed = chain.some(
-    (link) =>
-      link instanceof TypeError &&
-      (link.message === "fetch failed" || link.message === "terminated"),
-  );
-  return fetchFailed ? "NETWORK" : undefined;
-}
-
 function messageOf(error: unknown): string {
   if (error instanceof Error) {
     const cause = error.cause instanceof Error ? error.cause.message : undefined;
@@ -123,7 +89,7 @@ function fromApiCall(error: APICallError, now: number): ModelError {
   if (status === 401 || status === 403) return { ...base, kind: "auth", retryable: false };
   if (error.isRetryable || status === 408 || status === 429 || (status ?? 0) >= 500)
     return { ...base, kind: "transient", retryable: true, ...retryable };
-  if (networkCode(error.cause) !== undefined)
+  if (networkFailureCode(error.cause) !== undefined)
     return { ...base, kind: "transient", retryable: true, ...retryable };
   if (status !== undefined && status >= 400 && status < 500)
     return { ...base, kind: "invalid", retryable: false };
@@ -143,7 +109,7 @@ export function classifyError(error: unknown, now: number): ModelError {
   if (APICallError.isInstance(error)) return fromApiCall(error, now);
   if (LoadAPIKeyError.isInstance(error))
     return { message: error.message, code: "API_KEY_MISSING", kind: "auth", retryable: false };
-  const network = networkCode(error);
+  const network = networkFailureCode(error);
   if (network !== undefined)
     return {
       message: `network error: ${messageOf(error)}`,

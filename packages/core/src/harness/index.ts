@@ -113,6 +113,7 @@ export {
 export { DEFAULT_MODEL, type ModelRegistration, type RegisteredModel } from "./models.js";
 export {
   DEFAULT_RETRY,
+  networkFailureCode,
   retryDelay,
   thrownModelError,
   type RetryPolicy,

@@ -80,6 +80,28 @@ const NETWORK_CODES = new Set([
 ]);
 
 /**
+ * The network failure in `error` or its causes (five links at most): a
+ * socket, DNS or undici error code, or `"NETWORK"` for fetch's `TypeError`
+ * "fetch failed" / "terminated"; `undefined` when it is no network failure.
+ * Model adapters use it to classify what their provider threw.
+ */
+export function networkFailureCode(error: unknown): string | undefined {
+  let fetchFailed = false;
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const c = current as { code?: unknown; cause?: unknown; message?: unknown };
+    if (typeof c.code === "string" && NETWORK_CODES.has(c.code)) return c.code;
+    if (
+      current instanceof TypeError &&
+      (c.message === "fetch failed" || c.message === "terminated")
+    )
+      fetchFailed = true;
+    current = c.cause;
+  }
+  return fetchFailed ? "NETWORK" : undefined;
+}
+
+/**
  * What an exception out of `model.stream` means: a network failure (a
  * socket or DNS error code in the error or its causes, or fetch's
  * `TypeError` "fetch failed" / "terminated") is retryable; anything else
@@ -93,26 +115,13 @@ export function thrownModelError(error: unknown): ModelError {
       : typeof error === "string"
         ? error
         : (JSON.stringify(error) ?? String(error));
-  let code: string | undefined;
-  let fetchFailed = false;
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
-    const c = current as { code?: unknown; cause?: unknown; message?: unknown };
-    if (code === undefined && typeof c.code === "string" && NETWORK_CODES.has(c.code))
-      code = c.code;
-    if (
-      current instanceof TypeError &&
-      (c.message === "fetch failed" || c.message === "terminated")
-    )
-      fetchFailed = true;
-    current = c.cause;
-  }
-  if (code !== undefined || fetchFailed) {
+  const code = networkFailureCode(error);
+  if (code !== undefined) {
     const cause =
       error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
     return {
       message: `the model call failed: ${name}: ${message}${cause}`,
-      code: code ?? "NETWORK",
+      code,
       kind: "transient",
       retryable: true,
     };
