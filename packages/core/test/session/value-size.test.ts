@@ -60,20 +60,16 @@ describe("session > values are limited to MAX_VALUE_BYTES of JSON text at the bo
     const { session } = await openTest();
     const chars = Math.ceil(MAX_VALUE_BYTES / 6); // each U+0001 is written \u0001
     const error = await rejectionOf(
-      session.commit((tx) =>
-        tx.appendEntry(ROOT, { kind: "big", data: "\u0001".repeat(chars) }),
-      ),
+      session.commit((tx) => tx.appendEntry(ROOT, { kind: "big", data: "\u0001".repeat(chars) })),
     );
-    expect((error as Error).message).toBe(
-      `entry.data: ${over(MAX_VALUE_BYTES, chars * 6 + 2)}`,
-    );
+    expect((error as Error).message).toBe(`entry.data: ${over(MAX_VALUE_BYTES, chars * 6 + 2)}`);
     await session.commit((tx) => tx.appendEntry(ROOT, { kind: "after" }));
     await session.close();
   });
 
   it("measures a nested object exactly at the limit (the bound is only a first look)", async () => {
     const { session } = await openTest({ limits: SMALL });
-    const value = (text: string): Json => ({ a: [1, true, null, { "é": text }] });
+    const value = (text: string): Json => ({ a: [1, true, null, { é: text }] });
     const base = jsonBytes(value(""));
     const fits = value("x".repeat(SMALL.valueBytes - base));
     expect(jsonBytes(fits)).toBe(SMALL.valueBytes);
@@ -81,7 +77,10 @@ describe("session > values are limited to MAX_VALUE_BYTES of JSON text at the bo
     await session.commit((tx) => tx.appendEntry(ROOT, { kind: "fits", data: fits }));
     const error = await rejectionOf(
       session.commit((tx) =>
-        tx.appendEntry(ROOT, { kind: "over", data: value("x".repeat(SMALL.valueBytes - base + 1)) }),
+        tx.appendEntry(ROOT, {
+          kind: "over",
+          data: value("x".repeat(SMALL.valueBytes - base + 1)),
+        }),
       ),
     );
     expect((error as Error).message).toBe(
@@ -156,7 +155,7 @@ describe("session > values are limited to MAX_VALUE_BYTES of JSON text at the bo
     const calls = storage.commitCalls.length;
     const attempts: [string, (draft: { root: Json; more?: Json }) => void][] = [
       ["set", (d) => void ((d.root as { [k: string]: Json }).text = big)],
-      ["push", (d) => void ((d.root as { list: Json[] }).list.push({ big }))],
+      ["push", (d) => void (d.root as { list: Json[] }).list.push({ big })],
       [
         "appends",
         (d) => {
@@ -170,9 +169,11 @@ describe("session > values are limited to MAX_VALUE_BYTES of JSON text at the bo
     for (const [, change] of attempts)
       messages.push(
         String(
-          ((await rejectionOf(
-            session.commit(async (tx) => change(await tx.doc(Tree, ROOT))),
-          )) as Error).message,
+          (
+            (await rejectionOf(
+              session.commit(async (tx) => change(await tx.doc(Tree, ROOT))),
+            )) as Error
+          ).message,
         ),
       );
     expect(messages).toEqual([
