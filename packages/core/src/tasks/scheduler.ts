@@ -7,6 +7,11 @@ import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
 import { readClock } from "./clock.js";
+import {
+  checkSchedulerOptions,
+  type SchedulerOptions,
+  type SchedulerStopReport,
+} from "./scheduler-options.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 import { AbortGrace, giveUpAfterGrace } from "./give-up.js";
@@ -36,39 +41,8 @@ import {
 } from "./wait-graph.js";
 
 export type { SchedulerInspection, TaskInspection } from "./inspection.js";
+export type { SchedulerOptions, SchedulerStopReport } from "./scheduler-options.js";
 
-export interface SchedulerOptions {
-  /** Most tasks run at once (phases and abort handlers). Default 32. */
-  concurrency?: number;
-  /**
-   * Where errors go that no caller can receive: a transition commit that
-   * rejects (e.g. an `onTerminal` hook throws), a phase that throws after its
-   * task already finished. Default: console.error.
-   */
-  onError?: (error: unknown, taskId: TaskId | undefined) => void;
-  /**
-   * How long a phase or abort handler gets to return after its `rt.signal`
-   * aborted (a stop, or an abort requested for its task) before the
-   * scheduler gives up on it. Default 3,000 ms. The call keeps running in
-   * memory, but its runtime is revoked: it can store nothing more. After a
-   * stop, its task stays as stored (`running`) and resumes at the next
-   * start; after an abort, the abort goes on (owned tasks, the abort
-   * handler) as if the phase had returned.
-   */
-  stopGraceMs?: number;
-}
-
-/** What `stop()` resolves with. */
-export interface SchedulerStopReport {
-  /**
-   * Tasks whose phase or abort handler did not return within `stopGraceMs`
-   * of the stop: left as stored (they resume at the next start), ascending.
-   */
-  readonly notStopped: readonly TaskId[];
-}
-
-const DEFAULT_CONCURRENCY = 32;
-const DEFAULT_STOP_GRACE_MS = 3_000;
 const PAGE = 256;
 const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
 const withScheduler = new WeakSet<Session>();
@@ -89,7 +63,7 @@ function stopReason(): DOMException {
  * single-owner lock).
  */
 export class Scheduler {
-  private readonly definitions = new Map<string, AnyTaskDefinition>();
+  private readonly definitions: ReadonlyMap<string, AnyTaskDefinition>;
   private readonly concurrency: number;
   private readonly onError: (error: unknown, taskId: TaskId | undefined) => void;
   private index = new TaskIndex();
@@ -124,26 +98,12 @@ export class Scheduler {
     definitions: readonly AnyTaskDefinition[],
     options: SchedulerOptions = {},
   ) {
-    const given: unknown = definitions;
-    if (!Array.isArray(given))
-      throw new TypeError("Scheduler: definitions must be an array of defineTask results");
-    for (const definition of definitions) {
-      if (typeof definition?.name !== "string" || typeof definition.phases !== "object")
-        throw new TypeError("Scheduler: every definition must come from defineTask");
-      if (this.definitions.has(definition.name))
-        throw new TypeError(`Scheduler: task "${definition.name}" is registered twice`);
-      this.definitions.set(definition.name, definition);
-    }
-    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1)
-      throw new TypeError(`Scheduler: concurrency must be a positive integer, got ${concurrency}`);
-    this.concurrency = concurrency;
-    const grace = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
-    if (!(grace >= 0) || !Number.isFinite(grace))
-      throw new TypeError(
-        `Scheduler: stopGraceMs must be a non-negative number of milliseconds, got ${String(grace)}`,
-      );
-    this.stopGraceMs = grace;
+    const checked = checkSchedulerOptions(definitions, options);
+    this.definitions = checked.definitions;
+    this.concurrency = checked.concurrency;
+    this.stopGraceMs = checked.stopGraceMs;
+    this.onError = checked.onError;
+    const grace = checked.stopGraceMs;
     // A phase that ignores its aborted signal past the grace is given up on; the abort goes on.
     this.abortGrace = new AbortGrace(
       grace,
@@ -156,13 +116,6 @@ export class Scheduler {
           id,
         ),
     );
-    this.onError =
-      options.onError ??
-      ((error, taskId) =>
-        console.error(
-          `durably scheduler${taskId === undefined ? "" : ` (task ${taskId})`}:`,
-          error,
-        ));
     this.stamp = (taskId, what) => readClock(session, `task ${taskId} ${what}`);
     const host: RuntimeHost = {
       session,
