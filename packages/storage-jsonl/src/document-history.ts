@@ -54,29 +54,43 @@ async function readRevisions(
   const { lines } = splitLines(bytes, first.offset, first.line);
   const revisions: StoredRevision[] = [];
   for (let i = 0; i < wanted.length; i++) {
-    const ref = wanted[i] as RevisionRef;
-    const line = lines[i];
-    const where = { file, line: ref.line, documentId: id, seq: ref.seq };
-    if (line === undefined || line.offset !== ref.offset)
-      throw new StorageCorrupted(
-        `${file} line ${ref.line}: the revision at seq ${ref.seq} is not where it was written`,
-        where,
-      );
-    let record;
-    try {
-      record = decodeRecord(line.text);
-    } catch (error) {
-      if (!(error instanceof LineError)) throw error;
-      throw new StorageCorrupted(`${file} line ${ref.line}: ${error.message}`, where, {
-        cause: error,
-      });
-    }
-    if (record.seq !== ref.seq || record.payload.type !== "document" || record.payload.id !== id)
-      throw new StorageCorrupted(
-        `${file} line ${ref.line}: expected document ${id} at seq ${ref.seq}`,
-        where,
-      );
-    revisions.push({ seq: record.seq, content: record.payload.content });
+    const revision = checkedRevision(file, id, wanted[i] as RevisionRef, lines[i]);
+    revisions.push({ seq: revision.seq, content: revision.content });
   }
   return revisions;
+}
+
+/**
+ * The revision record of document `id` the index placed at `ref`, decoded
+ * from `line` (the line found at that place): `StorageCorrupted` naming the
+ * file and line when the line is not there, does not decode, or holds
+ * another record.
+ */
+export function checkedRevision(
+  file: string,
+  id: number,
+  ref: RevisionRef,
+  line: { offset: number; text: string } | undefined,
+): { seq: number; ordinal: number; content: StoredRevision["content"] } {
+  const where = { file, line: ref.line, documentId: id, seq: ref.seq };
+  if (line === undefined || line.offset !== ref.offset)
+    throw new StorageCorrupted(
+      `${file} line ${ref.line}: the revision at seq ${ref.seq} is not where it was written`,
+      where,
+    );
+  let record;
+  try {
+    record = decodeRecord(line.text);
+  } catch (error) {
+    if (!(error instanceof LineError)) throw error;
+    throw new StorageCorrupted(`${file} line ${ref.line}: ${error.message}`, where, {
+      cause: error,
+    });
+  }
+  if (record.seq !== ref.seq || record.payload.type !== "document" || record.payload.id !== id)
+    throw new StorageCorrupted(
+      `${file} line ${ref.line}: expected document ${id} at seq ${ref.seq}`,
+      where,
+    );
+  return { seq: record.seq, ordinal: record.ordinal, content: record.payload.content };
 }

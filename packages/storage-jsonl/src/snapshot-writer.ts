@@ -8,8 +8,9 @@ import {
 import type { StoredEntry } from "@durably/core/storage";
 import type { AppendFile, FileSystem } from "./file-system.js";
 import type { FileExtent, JsonlIndex, RevisionRef } from "./jsonl-index.js";
+import { checkedRevision } from "./document-history.js";
 import { splitLines } from "./line-cursor.js";
-import { decodeRecord, documentFile, LineError } from "./line-format.js";
+import { documentFile } from "./line-format.js";
 import {
   encodeSnapshotHeader,
   encodeSnapshotLine,
@@ -122,33 +123,8 @@ async function copyDocument(
       const bytes = await fs.read(`${from}/${file}`, { offset: start.offset, length });
       const { lines } = splitLines(bytes ?? new Uint8Array(), start.offset, start.line);
       for (let i = at; i <= end; i++) {
-        const ref = doc.revisions[i] as RevisionRef;
-        const line = lines[i - at];
-        const where = { file, line: ref.line, documentId: id, seq: ref.seq };
-        if (line === undefined || line.offset !== ref.offset)
-          throw new StorageCorrupted(
-            `${file} line ${ref.line}: the revision at seq ${ref.seq} is not where it was written`,
-            where,
-          );
-        let record;
-        try {
-          record = decodeRecord(line.text);
-        } catch (error) {
-          if (!(error instanceof LineError)) throw error;
-          throw new StorageCorrupted(`${file} line ${ref.line}: ${error.message}`, where, {
-            cause: error,
-          });
-        }
-        if (
-          record.seq !== ref.seq ||
-          record.payload.type !== "document" ||
-          record.payload.id !== id
-        )
-          throw new StorageCorrupted(
-            `${file} line ${ref.line}: expected document ${id} at seq ${ref.seq}`,
-            where,
-          );
-        refs.push([record.seq, record.ordinal]);
+        const revision = checkedRevision(file, id, doc.revisions[i] as RevisionRef, lines[i - at]);
+        refs.push([revision.seq, revision.ordinal]);
       }
       await out.append(bytes as Uint8Array);
       await yieldToCommits();
