@@ -85,7 +85,9 @@ describe.each(backends)("SIGKILL mid-graph on %s", (name) => {
       const state = await resume.waitFor((e) => e.event === "state");
       const stored = state.messages as string[];
       expect(stored, `killed after tool ${killAfter}`).toEqual(expected.slice(0, stored.length));
-      if (state.stored) expect(stored.length).toBeGreaterThan(0);
+      // With async durability the writes may trail the run by several steps, so the
+      // only stored checkpoint can be the input one: no messages yet, next is the start.
+      if (state.stored && stored.length === 0) expect(state.next).toEqual(["__start__"]);
       const done = await resume.waitFor((e) => e.event === "done");
       const exit = await resume.exited;
       expect(exit.code, exit.stderr).toBe(0);
