@@ -26,6 +26,26 @@ const texts = (request: ModelRequest | undefined): string[] =>
 const markers = (entries: readonly EntryRecord[]) =>
   entries.filter((e) => e.kind === COMPACTION_ENTRY);
 
+/** Checks that `request` starts with the summary, then holds `rest` (the kept turns and the new input). */
+function checkSummarized(request: ModelRequest | undefined, rest: string[], what: string): void {
+  check(
+    JSON.stringify(texts(request)) === JSON.stringify([`${SUMMARY_PREFIX}${SUMMARY}`, ...rest]),
+    () => `${what}: ${describeMessages(request)}`,
+  );
+}
+
+/** Checks that the conversation's first compaction marker says it was made for `reason`. */
+async function checkMarkerReason(
+  conversation: { entries(): Promise<readonly EntryRecord[]> },
+  reason: string,
+): Promise<void> {
+  const [marker] = markers(await conversation.entries());
+  check(
+    (marker?.data as { reason?: string } | undefined)?.reason === reason,
+    () => `the marker: ${JSON.stringify(marker)}`,
+  );
+}
+
 /** Compaction: a summary marker replaces the start of what the model sees; the transcript stays. */
 export const compactionScenarios: readonly HarnessScenario[] = [
   {
@@ -59,11 +79,10 @@ export const compactionScenarios: readonly HarnessScenario[] = [
             `the marker should keep from q2's entry ${entries[2]?.id} and hold the summary; it is ${JSON.stringify(marker)}`,
         );
         await (await root.submit({ type: "input", content: "q3" })).wait();
-        const next = model.requests.at(-1);
-        check(
-          JSON.stringify(texts(next)) ===
-            JSON.stringify([`${SUMMARY_PREFIX}${SUMMARY}`, "q2", "a2", "q3"]),
-          () => `the request after the compaction held: ${describeMessages(next)}`,
+        checkSummarized(
+          model.requests.at(-1),
+          ["q2", "a2", "q3"],
+          "the request after the compaction held",
         );
         check(
           (await root.entries()).length === 7,
@@ -103,16 +122,8 @@ export const compactionScenarios: readonly HarnessScenario[] = [
             JSON.stringify(purposes) === '["answer","answer","answer","compaction","answer"]',
           () => `settled ${JSON.stringify(settled)} after calls ${JSON.stringify(purposes)}`,
         );
-        check(
-          JSON.stringify(texts(model.requests[4])) ===
-            JSON.stringify([`${SUMMARY_PREFIX}${SUMMARY}`, "q3"]),
-          () => `the call after the compaction held: ${describeMessages(model.requests[4])}`,
-        );
-        const [marker] = markers(await root.entries());
-        check(
-          (marker?.data as { reason?: string } | undefined)?.reason === "overflow",
-          () => `the marker: ${JSON.stringify(marker)}`,
-        );
+        checkSummarized(model.requests[4], ["q3"], "the call after the compaction held");
+        await checkMarkerReason(root, "overflow");
       } finally {
         await harness.close();
       }
@@ -145,16 +156,8 @@ export const compactionScenarios: readonly HarnessScenario[] = [
           () =>
             `calls: ${JSON.stringify(purposes)}; q3 came after a request of 60 tokens, over 100 × 0.5`,
         );
-        check(
-          JSON.stringify(texts(model.requests[3])) ===
-            JSON.stringify([`${SUMMARY_PREFIX}${SUMMARY}`, "q3"]),
-          () => `q3's request after the compaction: ${describeMessages(model.requests[3])}`,
-        );
-        const [marker] = markers(await root.entries());
-        check(
-          (marker?.data as { reason?: string } | undefined)?.reason === "threshold",
-          () => `the marker: ${JSON.stringify(marker)}`,
-        );
+        checkSummarized(model.requests[3], ["q3"], "q3's request after the compaction");
+        await checkMarkerReason(root, "threshold");
       } finally {
         await harness.close();
       }
@@ -186,10 +189,10 @@ export const compactionScenarios: readonly HarnessScenario[] = [
         );
         const late = await root.fork();
         await (await late.submit({ type: "input", content: "late" })).wait();
-        check(
-          JSON.stringify(texts(model.requests.at(-1))) ===
-            JSON.stringify([`${SUMMARY_PREFIX}${SUMMARY}`, "q2", "a2", "late"]),
-          () => `a fork after the marker sent: ${describeMessages(model.requests.at(-1))}`,
+        checkSummarized(
+          model.requests.at(-1),
+          ["q2", "a2", "late"],
+          "a fork after the marker sent",
         );
       } finally {
         await harness.close();

@@ -41,51 +41,54 @@ const KILL_AFTER_CHARS = 600;
 /** Summary characters the child shows before the "compaction" kill. */
 const KILL_AFTER_SUMMARY = 150;
 
+/** The tool scenarios' moment: the tool runs, and its first output line is stored. */
+const TOOL_RUNNING = {
+  what: "the tool to run",
+  at: (m: HarnessChildMessage) => m.type === "tool-running",
+  thenMs: PROGRESS_WINDOW_MS + SLACK_MS,
+};
+
+/**
+ * Each scenario's kill moment: the child message that marks it (named for
+ * the timeout's message), and how long to wait after it, if at all.
+ */
+const MOMENTS: Record<
+  CrashScenario,
+  { what: string; at: (m: HarnessChildMessage) => boolean; thenMs?: number }
+> = {
+  stream: {
+    what: `${KILL_AFTER_CHARS} streamed characters`,
+    at: (m) => m.type === "text" && m.length >= KILL_AFTER_CHARS,
+  },
+  compaction: {
+    what: `${KILL_AFTER_SUMMARY} characters of the summary`,
+    at: (m) => m.type === "summary" && m.length >= KILL_AFTER_SUMMARY,
+  },
+  "tool-commit": {
+    what: "the tool inside its second api.commit",
+    at: (m) => m.type === "committing",
+  },
+  // The helper streams meanwhile.
+  subagent: {
+    what: "the subagent's conversation",
+    at: (m) => m.type === "subagent-created",
+    thenMs: PROGRESS_WINDOW_MS + SLACK_MS / 2,
+  },
+  approval: {
+    what: "the call to wait for approval",
+    at: (m) => m.type === "approval-pending",
+  },
+  "approval-retry": { what: "the child's decision", at: (m) => m.type === "approved" },
+  "retry-wait": { what: "the retry wait", at: (m) => m.type === "retry-waiting" },
+  "safe-tool": TOOL_RUNNING,
+  "unsafe-tool": TOOL_RUNNING,
+};
+
 /** Waits for the scenario's moment in the child. */
 async function untilMoment(child: HarnessChild, scenario: CrashScenario): Promise<void> {
-  if (scenario === "stream") {
-    await child.waitFor(
-      `${KILL_AFTER_CHARS} streamed characters`,
-      (m): m is HarnessChildMessage => m.type === "text" && m.length >= KILL_AFTER_CHARS,
-    );
-  } else if (scenario === "compaction") {
-    await child.waitFor(
-      `${KILL_AFTER_SUMMARY} characters of the summary`,
-      (m): m is HarnessChildMessage => m.type === "summary" && m.length >= KILL_AFTER_SUMMARY,
-    );
-  } else if (scenario === "tool-commit") {
-    await child.waitFor(
-      "the tool inside its second api.commit",
-      (m): m is HarnessChildMessage => m.type === "committing",
-    );
-  } else if (scenario === "subagent") {
-    await child.waitFor(
-      "the subagent's conversation",
-      (m): m is HarnessChildMessage => m.type === "subagent-created",
-    );
-    await sleep(PROGRESS_WINDOW_MS + SLACK_MS / 2); // the helper streams meanwhile
-  } else if (scenario === "approval") {
-    await child.waitFor(
-      "the call to wait for approval",
-      (m): m is HarnessChildMessage => m.type === "approval-pending",
-    );
-  } else if (scenario === "approval-retry") {
-    await child.waitFor(
-      "the child's decision",
-      (m): m is HarnessChildMessage => m.type === "approved",
-    );
-  } else if (scenario === "retry-wait") {
-    await child.waitFor(
-      "the retry wait",
-      (m): m is HarnessChildMessage => m.type === "retry-waiting",
-    );
-  } else {
-    await child.waitFor(
-      "the tool to run",
-      (m): m is HarnessChildMessage => m.type === "tool-running",
-    );
-    await sleep(PROGRESS_WINDOW_MS + SLACK_MS); // its first output line is stored by now
-  }
+  const moment = MOMENTS[scenario];
+  await child.waitFor(moment.what, (m): m is HarnessChildMessage => moment.at(m));
+  if (moment.thenMs !== undefined) await sleep(moment.thenMs);
 }
 
 /**
