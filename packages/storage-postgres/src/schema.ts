@@ -132,6 +132,13 @@ export function migrations(s: string): readonly { version: number; sql: string }
         $fence$;
       `,
     },
+    {
+      version: 2,
+      // The host whose liveness lock vouches for the lease: many sessions share one lock
+      // (openPostgresHost), so a takeover probes the holder host's lock, not a per-session one.
+      // NULL for a lease taken by a release before hosts, which held a per-session lock.
+      sql: `ALTER TABLE ${s}.sessions ADD COLUMN lease_host text;`,
+    },
   ];
 }
 
