@@ -5,63 +5,14 @@
  * SIGSTOPped host keeps its lock and is waited out until its leases expire;
  * resumed, it is fenced: none of its later commits lands.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { Session } from "@durably/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresHost } from "../src/index.js";
+import { startHostChild, type Message } from "./support/host-child.js";
 import { freshSession, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
 
 const pool = PG_URL ? testPool() : undefined;
 afterAll(async () => pool?.end());
-
-type Message = Record<string, unknown>;
-
-/** A host child and its stdout as messages: `next` waits for one, `acks` collects stream acks. */
-function startHostChild(env: Record<string, string>): {
-  child: ChildProcess;
-  next: () => Promise<Message>;
-  acks: Set<string>;
-} {
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=@durably/source",
-      "--import",
-      "tsx",
-      new URL("./fencing/host-child.ts", import.meta.url).pathname,
-    ],
-    { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "inherit"] },
-  );
-  const queue: Message[] = [];
-  const waiters: ((m: Message) => void)[] = [];
-  const acks = new Set<string>();
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    let message: Message;
-    try {
-      message = JSON.parse(line) as Message;
-    } catch {
-      return;
-    }
-    if (Array.isArray(message.ack)) return void acks.add((message.ack as number[]).join("/"));
-    const waiter = waiters.shift();
-    if (waiter) waiter(message);
-    else queue.push(message);
-  });
-  const next = () => {
-    const queued = queue.shift();
-    if (queued) return Promise.resolve(queued);
-    return new Promise<Message>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("host child said nothing for 30 s")), 30_000);
-      child.once("exit", (code) => reject(new Error(`host child exited (${code})`)));
-      waiters.push((m) => {
-        clearTimeout(timer);
-        resolve(m);
-      });
-    });
-  };
-  return { child, next, acks };
-}
 
 /** Every `n` stored per session index (kind "child"), in the order of `sessions`. */
 async function storedChildCommits(sessions: readonly string[]): Promise<Map<string, number>> {
@@ -88,6 +39,7 @@ describe.skipIf(!PG_URL)("PostgresHost > failover", () => {
       HOST_MODE: "stream",
     });
     try {
+      expect(await next()).toMatchObject({ opened: true });
       expect(await next()).toMatchObject({ ready: true });
       while (acks.size < 200) await new Promise((resolve) => setTimeout(resolve, 10));
       child.kill("SIGKILL");
@@ -136,6 +88,7 @@ describe.skipIf(!PG_URL)("PostgresHost > failover", () => {
       HOST_LEASE_MS: String(LEASE_MS),
     });
     try {
+      expect(await next()).toMatchObject({ opened: true });
       expect(await next()).toMatchObject({ ready: true });
       child.kill("SIGSTOP");
       const stoppedAt = performance.now();
