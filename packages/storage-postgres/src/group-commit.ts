@@ -93,10 +93,15 @@ export class GroupCommitter {
       const jobs = this.#queue.splice(0, MAX_CALLS_PER_ROUND);
       this.#stats.running += 1;
       this.#stats.maxRunning = Math.max(this.#stats.maxRunning, this.#stats.running);
-      void this.#round(jobs).finally(() => {
-        this.#stats.running -= 1;
-        this.#pump();
-      });
+      this.#round(jobs)
+        // A bug must not leave calls hanging: every call not settled yet fails with it.
+        .catch((error: unknown) => {
+          for (const job of jobs) job.reject(error);
+        })
+        .finally(() => {
+          this.#stats.running -= 1;
+          this.#pump();
+        });
     }
   }
 

@@ -135,10 +135,13 @@ export class PostgresHost implements SessionHost {
     let pool = options.pool;
     if (pool === undefined) {
       pool = new pg.Pool({
+        application_name: applicationName,
+        // A round's replay spans round trips; a host paused inside one would hold its sessions'
+        // rows (and block their take-over) for as long as it is paused. The server ends it instead.
+        idle_in_transaction_session_timeout: leaseMs,
         ...options.poolConfig,
         max: maxConnections,
         connectionString: options.connectionString,
-        application_name: applicationName,
       });
       // An idle connection dying (a server restart) is reported here; the pool replaces it.
       pool.on("error", () => undefined);
@@ -152,6 +155,9 @@ export class PostgresHost implements SessionHost {
     try {
       client = await pool.connect();
       client.on("error", onError);
+      // Named even on your pool (the connection is destroyed with the host, so the name goes with it).
+      if (!ownsPool)
+        await client.query("SELECT set_config('application_name', $1, false)", [applicationName]);
       await migrate(client, schema);
       await takeHostLock(client, identity);
       if (failure !== undefined) throw failure;

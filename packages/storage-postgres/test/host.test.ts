@@ -233,6 +233,42 @@ describe.skipIf(!PG_URL)("PostgresHost > cross-session group commit", () => {
   });
 });
 
+describe.skipIf(!PG_URL)("PostgresHost > owners of the previous release", () => {
+  it("a session held by a per-session liveness lock (before hosts) stays held while that connection lives, and is taken over at once when it dies", async () => {
+    const session = freshSession("legacy");
+    const legacy = await pool!.connect();
+    let released = false;
+    try {
+      // What a previous release's owner leaves: its own lock, lease_locked, no lease_host.
+      await legacy.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [
+        `durably:owner:durably:${session}`,
+      ]);
+      await pool!.query(
+        `INSERT INTO durably.sessions (session_key, next_seq, high_water, lease_owner, lease_token, lease_locked, lease_expires_at)
+         VALUES ($1, 1, 1, 'old-release', 1, TRUE, now() + interval '60 seconds')`,
+        [session],
+      );
+      const host = await openPostgresHost({ connectionString: PG_URL, maxConnections: 2 });
+      try {
+        await expect(host.open(session)).rejects.toMatchObject({
+          name: "StorageLocked",
+          holder: "old-release",
+        });
+        legacy.release(true); // the old owner's process dies
+        released = true;
+        const started = performance.now();
+        const storage = await host.open(session);
+        expect(performance.now() - started).toBeLessThan(10_000);
+        await storage.commit([[conversation]], () => undefined);
+      } finally {
+        await host.close();
+      }
+    } finally {
+      if (!released) legacy.release(true);
+    }
+  });
+});
+
 describe.skipIf(!PG_URL)("PostgresHost > bad input", () => {
   it("maxConnections that is not an integer of at least 2 is a RangeError, and no connection is made", async () => {
     for (const maxConnections of [0, 1, -3, 2.5, Number.NaN, "8" as unknown as number])
