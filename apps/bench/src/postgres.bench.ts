@@ -80,14 +80,17 @@ function durablyCase(url: string, writers: number): Case {
  * `sessions` sessions opened through one host (default maxConnections 8),
  * `writers` writers spread evenly over them, each its own conversation.
  */
-function hostCase(url: string, sessions: number, writers: number): Case {
+function hostCase(url: string, sessions: number, writers: number, parameterized = false): Case {
   const perSession = writers / sessions;
   return {
-    id: `host/${sessions}x${perSession}`,
-    label: `Session.commit through one PostgresHost, ${sessions} session${sessions === 1 ? "" : "s"} x ${perSession} writers`,
+    id: `host/${sessions}x${perSession}${parameterized ? "/parameterized" : ""}`,
+    label: `Session.commit through one PostgresHost, ${sessions} session${sessions === 1 ? "" : "s"} x ${perSession} writer${perSession === 1 ? "" : "s"}${parameterized ? ", parameterized" : ""}`,
     writers,
     async open() {
-      const host = await openPostgresHost({ connectionString: url });
+      const host = await openPostgresHost({
+        connectionString: url,
+        parameterizedCommits: parameterized,
+      });
       const opened: { session: Session; conversations: ConversationId[] }[] = [];
       for (let i = 0; i < sessions; i++) {
         const session = await Session.open(await host.open(`bench-${randomUUID()}`));
@@ -230,6 +233,10 @@ try {
     durablyCase(url, WRITERS),
     hostCase(url, 1, HOST_WRITERS),
     hostCase(url, HOST_SESSIONS, HOST_WRITERS),
+    // Rounds as one statement with bound parameters (commit_calls) against the literal script.
+    hostCase(url, 1, 1),
+    hostCase(url, 1, 1, true),
+    hostCase(url, HOST_SESSIONS, HOST_WRITERS, true),
   ]);
   const by = (id: string) => rows.find((r) => r.id === id) as Row;
   const raw1 = by("raw/1");
@@ -238,6 +245,11 @@ try {
   const many = by(`durably/${WRITERS}`);
   const hostOne = by(`host/1x${HOST_WRITERS}`);
   const hostMany = by(`host/${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}`);
+  const hostManyParameterized = by(
+    `host/${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}/parameterized`,
+  );
+  const hostSingle = by("host/1x1");
+  const hostSingleParameterized = by("host/1x1/parameterized");
   const table = textTable(
     ["case", "commits/s", "vs raw, same writers"],
     rows.map((r) => [
@@ -275,6 +287,9 @@ try {
     );
   console.log(
     `  Session commit stats: 1 writer ${JSON.stringify(one.stats)}, ${WRITERS} writers ${JSON.stringify(many.stats)}`,
+  );
+  console.log(
+    `  parameterized rounds vs literal scripts: 1 writer ${times(hostSingleParameterized.perSecond / hostSingle.perSecond)}, ${hostMany.id} ${times(hostManyParameterized.perSecond / hostMany.perSecond)}`,
   );
   console.log(
     `  host stats: ${hostOne.id} ${JSON.stringify(hostOne.stats)}, ${hostMany.id} ${JSON.stringify(hostMany.stats)}`,

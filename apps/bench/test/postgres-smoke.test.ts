@@ -21,8 +21,11 @@ describe.skipIf(!process.env.DURABLY_PG_URL)("postgres.bench --smoke", () => {
       expect(report.rows.map((r) => r.id).sort()).toEqual([
         "durably/1",
         "durably/8",
+        "host/1x1",
+        "host/1x1/parameterized",
         "host/1x32",
         "host/8x4",
+        "host/8x4/parameterized",
         "raw/1",
         "raw/8",
       ]);

@@ -11,6 +11,8 @@ import {
 } from "@durably/core/storage";
 import type { PoolClient } from "pg";
 import { identifyConflict } from "./commit-conflicts.js";
+import type { CallArgument } from "./commit-calls.js";
+import { batchOps, type CommitOp } from "./commit-ops.js";
 import { StatementBuilder } from "./commit-statements.js";
 import { loadDocuments, materialize } from "./documents.js";
 import { KnownState, rowState, type DocumentState } from "./known-state.js";
@@ -29,7 +31,8 @@ export interface Counters {
 /** A call planned and turned into SQL, waiting for its place in a group-commit round. */
 export interface PreparedCommit {
   readonly plans: readonly BatchPlan[];
-  readonly statements: readonly string[][];
+  /** Each batch's row changes. */
+  readonly ops: readonly CommitOp[][];
   readonly batches: CommitCall["batches"];
   readonly view: PlanView;
   readonly mintedHighWater: number;
@@ -88,14 +91,26 @@ export class CommitWriter {
     const view = await this.#prefetch(reader, call.needs());
     const plans = call.plan(view, this.#counters.nextSeq);
     if (plans.length === 0) return { stored: 0 };
-    const statements = plans.map((plan) => this.#builder.build(plan));
-    return { plans, statements, batches: call.batches, view, mintedHighWater };
+    const ops = plans.map(batchOps);
+    return { plans, ops, batches: call.batches, view, mintedHighWater };
   }
 
   /** The statements storing every batch of `p`, fence first, for one transaction. */
   script(p: PreparedCommit): string[] {
     const counters = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
-    return [this.#fence, ...p.statements.flat(), counters.sql];
+    return [this.#fence, ...this.#builder.build(p.ops.flat()), counters.sql];
+  }
+
+  /** Every batch of `p` as one element of the `commit_calls` function's argument (see commit-calls.ts). */
+  call(p: PreparedCommit): CallArgument {
+    const { next } = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    return {
+      k: this.#session,
+      t: this.#token,
+      n: next.nextSeq,
+      h: next.highWater !== this.#counters.highWater ? next.highWater : null,
+      o: p.ops.flat(),
+    };
   }
 
   /** Records what a committed round stored of `p`; `adopt` learns each stored batch's highest id. */
@@ -143,7 +158,7 @@ export class CommitWriter {
         await client.query(
           [
             "SAVEPOINT durably_batch",
-            ...(p.statements[i] as string[]),
+            ...this.#builder.build(p.ops[i] as CommitOp[]),
             "RELEASE SAVEPOINT durably_batch",
           ].join(";\n"),
         );

@@ -1,5 +1,6 @@
 import type { CommitOutcome } from "@durably/core/storage";
 import type { Pool, PoolClient } from "pg";
+import { commitCallsSql } from "./commit-calls.js";
 import type { CommitWriter, PreparedCommit } from "./commit-writer.js";
 import { isStatementError } from "./queries.js";
 
@@ -50,6 +51,8 @@ const MAX_CALLS_PER_ROUND = 256;
 export class GroupCommitter {
   readonly #pool: Pool;
   readonly #maxRounds: number;
+  /** Set to send rounds as one statement with bound parameters, else as a literal script. */
+  readonly #parameters: { sql: string } | undefined;
   #queue: Job[] = [];
   #scheduled = false;
   readonly #stats: GroupCommitStats = {
@@ -60,9 +63,10 @@ export class GroupCommitter {
     maxRunning: 0,
   };
 
-  constructor(pool: Pool, maxRounds: number) {
+  constructor(pool: Pool, maxRounds: number, schema: string, parameterized: boolean) {
     this.#pool = pool;
     this.#maxRounds = maxRounds;
+    this.#parameters = parameterized ? { sql: commitCallsSql(schema) } : undefined;
   }
 
   stats(): GroupCommitStats {
@@ -123,9 +127,16 @@ export class GroupCommitter {
     try {
       this.#stats.rounds += 1;
       this.#stats.calls += jobs.length;
-      const script = ["BEGIN", ...jobs.flatMap((j) => j.writer.script(j.prepared)), "COMMIT"];
       try {
-        await client.query(script.join(";\n"));
+        if (this.#parameters !== undefined)
+          // One statement, so one implicit transaction: all of it commits or none.
+          await client.query(this.#parameters.sql, [
+            JSON.stringify(jobs.map((j) => j.writer.call(j.prepared))),
+          ]);
+        else
+          await client.query(
+            ["BEGIN", ...jobs.flatMap((j) => j.writer.script(j.prepared)), "COMMIT"].join(";\n"),
+          );
       } catch (error) {
         await client.query("ROLLBACK").catch(() => void (broken = true));
         if (broken || !isStatementError(error)) {

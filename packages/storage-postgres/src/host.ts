@@ -36,6 +36,12 @@ export interface OpenPostgresHostOptions {
   leaseMs?: number;
   /** Names this host in lease rows and `StorageLocked` messages. Default `<hostname>:<pid>:<random>`. */
   owner?: string;
+  /**
+   * Send each commit round as ONE statement with bound parameters (the
+   * schema's `commit_calls` function taking the calls as jsonb) instead of
+   * a multi-statement script with inlined literals. Default false.
+   */
+  parameterizedCommits?: boolean;
 }
 
 /** What a host did so far, for dashboards and tests. */
@@ -52,6 +58,7 @@ export interface HostInternals {
   applicationName?: string;
   /** Close the host when its last session closes. */
   closeWithLastSession?: boolean;
+  parameterizedCommits?: boolean;
 }
 
 /**
@@ -98,7 +105,12 @@ export class PostgresHost implements SessionHost {
     this.applicationName = ownsPool ? internals.applicationName : undefined;
     this.#closeWithLastSession = internals.closeWithLastSession === true;
     // The liveness connection is one of maxConnections; rounds use the others (reads share them).
-    this.committer = new GroupCommitter(pool, maxConnections - 1);
+    this.committer = new GroupCommitter(
+      pool,
+      maxConnections - 1,
+      identity.schema,
+      internals.parameterizedCommits === true,
+    );
     liveness.on("error", (error) => this.#fail(error));
     this.#renewal = setInterval(
       () => void this.#renew(),
@@ -128,6 +140,11 @@ export class PostgresHost implements SessionHost {
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     if (typeof owner !== "string" || owner.length === 0)
       throw new TypeError("openPostgresHost: owner must be a non-empty string");
+    if (
+      options.parameterizedCommits !== undefined &&
+      typeof options.parameterizedCommits !== "boolean"
+    )
+      throw new TypeError("openPostgresHost: parameterizedCommits must be a boolean");
     if ((options.pool === undefined) === (options.connectionString === undefined))
       throw new TypeError("openPostgresHost: pass exactly one of pool or connectionString");
     const hostId = randomUUID();
@@ -165,6 +182,7 @@ export class PostgresHost implements SessionHost {
       return new PostgresHost(pool, ownsPool, client, identity, maxConnections, {
         ...internals,
         applicationName,
+        parameterizedCommits: options.parameterizedCommits === true,
       });
     } catch (error) {
       // Destroying the connection also drops the lock it may hold.

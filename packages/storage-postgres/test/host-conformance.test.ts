@@ -32,10 +32,37 @@ const factory = persistentStorageFactory(() => {
   return { open: async () => (await sharedHost()).open(session) };
 });
 
+/** A host sending each round as one statement with bound parameters (the `commit_calls` function). */
+let parameterizedHost: Promise<PostgresHost> | undefined;
+const parameterizedFactory = persistentStorageFactory(() => {
+  const session = freshSession("host-conformance-parameterized");
+  return {
+    open: async () => {
+      parameterizedHost ??= openPostgresHost({
+        connectionString: PG_URL,
+        maxConnections: 4,
+        parameterizedCommits: true,
+      });
+      return (await parameterizedHost).open(session);
+    },
+  };
+});
+
 if (PG_URL) {
   registerStorageConformance(api, "PostgresHost session", factory);
   registerSessionConformance(api, "PostgresHost session", factory);
   registerTaskConformance(api, "PostgresHost session", factory);
+  registerStorageConformance(
+    api,
+    "PostgresHost session, parameterized commits",
+    parameterizedFactory,
+  );
+  registerSessionConformance(
+    api,
+    "PostgresHost session, parameterized commits",
+    parameterizedFactory,
+  );
+  registerTaskConformance(api, "PostgresHost session, parameterized commits", parameterizedFactory);
 
   describe("PostgresHost session > neighbours", () => {
     it("the neighbours committed throughout, each commit stored once, and shared rounds with the sessions under test", async () => {
@@ -64,5 +91,6 @@ if (PG_URL) {
   afterAll(async () => {
     await neighbours?.stop();
     await (await host)?.close();
+    await (await parameterizedHost)?.close();
   });
 } else it.skip(`PostgresHost conformance: ${SKIP_REASON}`, () => undefined);

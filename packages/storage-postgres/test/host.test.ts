@@ -106,132 +106,156 @@ async function committedTransactions(url: string): Promise<number> {
   }
 }
 
-describe.skipIf(!PG_URL)("PostgresHost > cross-session group commit", () => {
-  it("64 sessions committing at once, 20 commits each: the server counts far fewer transactions than commits", async () => {
-    await withDatabase(async (url) => {
-      const host = await openPostgresHost({ connectionString: url, maxConnections: 8 });
-      const storages = await Promise.all(
-        Array.from({ length: 64 }, () => host.open(freshSession("group"))),
-      );
-      await Promise.all(storages.map((s) => s.commit([[conversation]], () => undefined)));
-      const before = host.stats();
-      // Backends flush their counters when they go idle or exit: close the host to read them exactly.
-      const COMMITS_PER_SESSION = 20;
-      let id = 10;
-      await Promise.all(
-        storages.map(async (s) => {
-          for (let i = 0; i < COMMITS_PER_SESSION; i++)
-            await s.commit([[entry(++id)]], () => undefined);
-        }),
-      );
-      const after = host.stats();
-      await host.close();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      const transactions = await committedTransactions(url);
-      const commits = 64 * COMMITS_PER_SESSION;
-      expect(after.calls - before.calls).toBe(commits);
-      const rounds = after.rounds - before.rounds;
-      expect(rounds).toBeLessThan(commits / 4);
-      // Every transaction of the database, the host's opens, reads, renewals and migrations included.
-      expect(transactions).toBeLessThan(commits / 2);
-      console.log(
-        `group commit: ${commits} commits of 64 sessions in ${rounds} rounds; the database committed ${transactions} transactions in all`,
-      );
-    });
-  }, 120_000);
+for (const parameterizedCommits of [false, true])
+  describe.skipIf(!PG_URL)(
+    `PostgresHost > cross-session group commit${parameterizedCommits ? ", parameterized" : ""}`,
+    () => {
+      it("64 sessions committing at once, 20 commits each: the server counts far fewer transactions than commits", async () => {
+        await withDatabase(async (url) => {
+          const host = await openPostgresHost({
+            connectionString: url,
+            maxConnections: 8,
+            parameterizedCommits,
+          });
+          const storages = await Promise.all(
+            Array.from({ length: 64 }, () => host.open(freshSession("group"))),
+          );
+          await Promise.all(storages.map((s) => s.commit([[conversation]], () => undefined)));
+          const before = host.stats();
+          // Backends flush their counters when they go idle or exit: close the host to read them exactly.
+          const COMMITS_PER_SESSION = 20;
+          let id = 10;
+          await Promise.all(
+            storages.map(async (s) => {
+              for (let i = 0; i < COMMITS_PER_SESSION; i++)
+                await s.commit([[entry(++id)]], () => undefined);
+            }),
+          );
+          const after = host.stats();
+          await host.close();
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          const transactions = await committedTransactions(url);
+          const commits = 64 * COMMITS_PER_SESSION;
+          expect(after.calls - before.calls).toBe(commits);
+          const rounds = after.rounds - before.rounds;
+          expect(rounds).toBeLessThan(commits / 4);
+          // Every transaction of the database, the host's opens, reads, renewals and migrations included.
+          expect(transactions).toBeLessThan(commits / 2);
+          console.log(
+            `group commit: ${commits} commits of 64 sessions in ${rounds} rounds; the database committed ${transactions} transactions in all`,
+          );
+        });
+      }, 120_000);
 
-  it("a fenced session fails alone while its neighbours' commits in the same round land", async () => {
-    const host = await openPostgresHost({ connectionString: PG_URL, maxConnections: 4 });
-    try {
-      const sessions = Array.from({ length: 8 }, () => freshSession("neighbour"));
-      const storages = await Promise.all(sessions.map((s) => host.open(s)));
-      await Promise.all(storages.map((s) => s.commit([[conversation]], () => undefined)));
-      // Another owner took session 3 over (as after this host's lease on it expired).
-      await pool!.query(
-        "UPDATE durably.sessions SET lease_token = lease_token + 1, lease_owner = 'usurper' WHERE session_key = $1",
-        [sessions[3]],
-      );
-      const before = host.stats();
-      const results = await Promise.allSettled(
-        storages.map((s) => s.commit([[entry(2)], [entry(3)]], () => undefined)),
-      );
-      const after = host.stats();
-      expect(after.rounds - before.rounds).toBe(1);
-      expect(after.replays - before.replays).toBe(1);
-      results.forEach((r, i) => {
-        if (i === 3)
-          expect(r).toMatchObject({ status: "rejected", reason: { name: "StorageLocked" } });
-        else expect(r).toEqual({ status: "fulfilled", value: { stored: 2 } });
+      it("a fenced session fails alone while its neighbours' commits in the same round land", async () => {
+        const host = await openPostgresHost({
+          connectionString: PG_URL,
+          maxConnections: 4,
+          parameterizedCommits,
+        });
+        try {
+          const sessions = Array.from({ length: 8 }, () => freshSession("neighbour"));
+          const storages = await Promise.all(sessions.map((s) => host.open(s)));
+          await Promise.all(storages.map((s) => s.commit([[conversation]], () => undefined)));
+          // Another owner took session 3 over (as after this host's lease on it expired).
+          await pool!.query(
+            "UPDATE durably.sessions SET lease_token = lease_token + 1, lease_owner = 'usurper' WHERE session_key = $1",
+            [sessions[3]],
+          );
+          const before = host.stats();
+          const results = await Promise.allSettled(
+            storages.map((s) => s.commit([[entry(2)], [entry(3)]], () => undefined)),
+          );
+          const after = host.stats();
+          expect(after.rounds - before.rounds).toBe(1);
+          expect(after.replays - before.replays).toBe(1);
+          results.forEach((r, i) => {
+            if (i === 3)
+              expect(r).toMatchObject({ status: "rejected", reason: { name: "StorageLocked" } });
+            else expect(r).toEqual({ status: "fulfilled", value: { stored: 2 } });
+          });
+          expect(await sessionRows([sessions[3]!], "entries")).toBe(0);
+          expect(await sessionRows(sessions, "entries")).toBe(14);
+          // The fenced storage stays refused; its neighbours go on.
+          await expect(storages[3]!.commit([[entry(9)]], () => undefined)).rejects.toMatchObject({
+            name: "StorageLocked",
+          });
+          await storages[4]!.commit([[entry(9)]], () => undefined);
+          expect(await sessionRows([sessions[4]!], "entries")).toBe(3);
+        } finally {
+          await host.close();
+        }
       });
-      expect(await sessionRows([sessions[3]!], "entries")).toBe(0);
-      expect(await sessionRows(sessions, "entries")).toBe(14);
-      // The fenced storage stays refused; its neighbours go on.
-      await expect(storages[3]!.commit([[entry(9)]], () => undefined)).rejects.toMatchObject({
-        name: "StorageLocked",
-      });
-      await storages[4]!.commit([[entry(9)]], () => undefined);
-      expect(await sessionRows([sessions[4]!], "entries")).toBe(3);
-    } finally {
-      await host.close();
-    }
-  });
 
-  it("a session refused by a unique index stores its batches before the refused one; its neighbours' calls land whole", async () => {
-    const host = await openPostgresHost({ connectionString: PG_URL, maxConnections: 4 });
-    try {
-      const sessions = Array.from({ length: 4 }, () => freshSession("refused"));
-      const storages = await Promise.all(sessions.map((s) => host.open(s)));
-      await Promise.all(storages.map((s) => s.commit([[conversation, entry(2)]], () => undefined)));
-      // Session 1's conversation gets entry 5 behind this storage's back, so its own entry 5 hits the primary key.
-      await pool!.query(
-        `INSERT INTO durably.entries (session_key, id, conversation_id, commit_seq, is_head, record)
+      it("a session refused by a unique index stores its batches before the refused one; its neighbours' calls land whole", async () => {
+        const host = await openPostgresHost({
+          connectionString: PG_URL,
+          maxConnections: 4,
+          parameterizedCommits,
+        });
+        try {
+          const sessions = Array.from({ length: 4 }, () => freshSession("refused"));
+          const storages = await Promise.all(sessions.map((s) => host.open(s)));
+          await Promise.all(
+            storages.map((s) => s.commit([[conversation, entry(2)]], () => undefined)),
+          );
+          // Session 1's conversation gets entry 5 behind this storage's back, so its own entry 5 hits the primary key.
+          await pool!.query(
+            `INSERT INTO durably.entries (session_key, id, conversation_id, commit_seq, is_head, record)
          VALUES ($1, 5, 1, 99, false, '{"id":5,"conversationId":1,"kind":"intruder"}')`,
-        [sessions[1]],
-      );
-      const results = await Promise.all(
-        storages.map((s) => s.commit([[entry(4)], [entry(5)], [entry(6)]], () => undefined)),
-      );
-      results.forEach((r, i) => {
-        if (i === 1) expect(r).toMatchObject({ stored: 1, refused: { batchIndex: 1 } });
-        else expect(r).toEqual({ stored: 3 });
+            [sessions[1]],
+          );
+          const results = await Promise.all(
+            storages.map((s) => s.commit([[entry(4)], [entry(5)], [entry(6)]], () => undefined)),
+          );
+          results.forEach((r, i) => {
+            if (i === 1) expect(r).toMatchObject({ stored: 1, refused: { batchIndex: 1 } });
+            else expect(r).toEqual({ stored: 3 });
+          });
+          expect(await sessionRows([sessions[1]!], "entries")).toBe(3); // 2, 4 and the intruder's 5
+          expect(await sessionRows(sessions, "entries")).toBe(3 + 3 * 4);
+        } finally {
+          await host.close();
+        }
       });
-      expect(await sessionRows([sessions[1]!], "entries")).toBe(3); // 2, 4 and the intruder's 5
-      expect(await sessionRows(sessions, "entries")).toBe(3 + 3 * 4);
-    } finally {
-      await host.close();
-    }
-  });
 
-  it("one renewal statement per period renews every session; a session taken over meanwhile fails alone", async () => {
-    const host = await openPostgresHost({ connectionString: PG_URL, leaseMs: 300 });
-    try {
-      const sessions = Array.from({ length: 5 }, () => freshSession("renew"));
-      const storages = await Promise.all(sessions.map((s) => host.open(s)));
-      await pool!.query(
-        "UPDATE durably.sessions SET lease_token = lease_token + 1, lease_owner = 'usurper' WHERE session_key = $1",
-        [sessions[0]],
-      );
-      const renewals = host.stats().renewals;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      const periods = host.stats().renewals - renewals;
-      // About one per 100 ms, for all five sessions together.
-      expect(periods).toBeGreaterThanOrEqual(5);
-      expect(periods).toBeLessThanOrEqual(12);
-      await expect(storages[0]!.commit([[conversation]], () => undefined)).rejects.toMatchObject({
-        name: "StorageLocked",
-        message: expect.stringContaining("taken over") as unknown,
+      it("one renewal statement per period renews every session; a session taken over meanwhile fails alone", async () => {
+        const host = await openPostgresHost({
+          connectionString: PG_URL,
+          leaseMs: 300,
+          parameterizedCommits,
+        });
+        try {
+          const sessions = Array.from({ length: 5 }, () => freshSession("renew"));
+          const storages = await Promise.all(sessions.map((s) => host.open(s)));
+          await pool!.query(
+            "UPDATE durably.sessions SET lease_token = lease_token + 1, lease_owner = 'usurper' WHERE session_key = $1",
+            [sessions[0]],
+          );
+          const renewals = host.stats().renewals;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          const periods = host.stats().renewals - renewals;
+          // About one per 100 ms, for all five sessions together.
+          expect(periods).toBeGreaterThanOrEqual(5);
+          expect(periods).toBeLessThanOrEqual(12);
+          await expect(
+            storages[0]!.commit([[conversation]], () => undefined),
+          ).rejects.toMatchObject({
+            name: "StorageLocked",
+            message: expect.stringContaining("taken over") as unknown,
+          });
+          for (const s of storages.slice(1)) await s.commit([[conversation]], () => undefined);
+          const live = await pool!.query<{ n: string }>(
+            "SELECT count(*) AS n FROM durably.sessions WHERE session_key = ANY($1) AND lease_expires_at > now() AND lease_owner <> 'usurper'",
+            [sessions],
+          );
+          expect(Number(live.rows[0]?.n)).toBe(4);
+        } finally {
+          await host.close();
+        }
       });
-      for (const s of storages.slice(1)) await s.commit([[conversation]], () => undefined);
-      const live = await pool!.query<{ n: string }>(
-        "SELECT count(*) AS n FROM durably.sessions WHERE session_key = ANY($1) AND lease_expires_at > now() AND lease_owner <> 'usurper'",
-        [sessions],
-      );
-      expect(Number(live.rows[0]?.n)).toBe(4);
-    } finally {
-      await host.close();
-    }
-  });
-});
+    },
+  );
 
 describe.skipIf(!PG_URL)("PostgresHost > owners of the previous release", () => {
   it("a session held by a per-session liveness lock (before hosts) stays held while that connection lives, and is taken over at once when it dies", async () => {
@@ -283,6 +307,9 @@ describe.skipIf(!PG_URL)("PostgresHost > bad input", () => {
     );
     await expect(openPostgresHost({})).rejects.toThrow(TypeError);
     await expect(openPostgresHost(null as never)).rejects.toThrow(TypeError);
+    await expect(
+      openPostgresHost({ connectionString: PG_URL, parameterizedCommits: "yes" as never }),
+    ).rejects.toThrow(TypeError);
     await expect(
       openPostgresHost({ connectionString: PG_URL, schema: "Bad-Name" }),
     ).rejects.toThrow(TypeError);
