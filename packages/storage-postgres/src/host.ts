@@ -58,6 +58,8 @@ export interface HostInternals {
   applicationName?: string;
   /** Close the host when its last session closes. */
   closeWithLastSession?: boolean;
+  /** The function named in option errors. */
+  caller?: string;
   parameterizedCommits?: boolean;
 }
 
@@ -124,29 +126,30 @@ export class PostgresHost implements SessionHost {
     options: OpenPostgresHostOptions,
     internals: HostInternals = {},
   ): Promise<PostgresHost> {
+    const caller = internals.caller ?? "openPostgresHost";
     if (typeof options !== "object" || options === null)
-      throw new TypeError("openPostgresHost: options must be an object");
+      throw new TypeError(`${caller}: options must be an object`);
     const schema = checkSchemaName(options.schema ?? "durably");
     const maxConnections = options.maxConnections ?? 8;
     if (!Number.isSafeInteger(maxConnections) || maxConnections < 2)
       throw new RangeError(
-        `openPostgresHost: maxConnections must be an integer of at least 2 (one holds the host's liveness lock, the others commit and read), got ${String(maxConnections)}`,
+        `${caller}: maxConnections must be an integer of at least 2 (one holds the host's liveness lock, the others commit and read), got ${String(maxConnections)}`,
       );
     const leaseMs = options.leaseMs ?? 30_000;
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 100)
       throw new RangeError(
-        `openPostgresHost: leaseMs must be an integer of at least 100, got ${String(leaseMs)}`,
+        `${caller}: leaseMs must be an integer of at least 100, got ${String(leaseMs)}`,
       );
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     if (typeof owner !== "string" || owner.length === 0)
-      throw new TypeError("openPostgresHost: owner must be a non-empty string");
+      throw new TypeError(`${caller}: owner must be a non-empty string`);
     if (
       options.parameterizedCommits !== undefined &&
       typeof options.parameterizedCommits !== "boolean"
     )
-      throw new TypeError("openPostgresHost: parameterizedCommits must be a boolean");
+      throw new TypeError(`${caller}: parameterizedCommits must be a boolean`);
     if ((options.pool === undefined) === (options.connectionString === undefined))
-      throw new TypeError("openPostgresHost: pass exactly one of pool or connectionString");
+      throw new TypeError(`${caller}: pass exactly one of pool or connectionString`);
     const hostId = randomUUID();
     const applicationName = (internals.applicationName ?? `durably host ${hostId}`).slice(0, 63);
     let pool = options.pool;

@@ -48,7 +48,11 @@ export async function openPostgresStorage(
       ...(options.owner === undefined ? {} : { owner: options.owner }),
     },
     // Named after the session, so pg_stat_activity shows which connections serve it.
-    { applicationName: `durably ${session}`, closeWithLastSession: true },
+    {
+      applicationName: `durably ${session}`,
+      closeWithLastSession: true,
+      caller: "openPostgresStorage",
+    },
   );
   try {
     return await host.open(session);
