@@ -18,7 +18,7 @@ import { freshSession, PG_URL, SKIP_REASON, testPool } from "./support/server.js
 
 const HOSTS = 4;
 const PER_HOST = 100;
-const LEASE_MS = 3000;
+const LEASE_MS = 5000;
 const SOAK_S = Number(process.env.DURABLY_PG_SOAK ?? 0);
 const SEED = Number(process.env.DURABLY_PG_SEED ?? Math.floor(Math.random() * 2 ** 32));
 

@@ -235,8 +235,8 @@ for (const parameterizedCommits of [false, true])
           const renewals = host.stats().renewals;
           await new Promise((resolve) => setTimeout(resolve, 1000));
           const periods = host.stats().renewals - renewals;
-          // About one per 100 ms, for all five sessions together.
-          expect(periods).toBeGreaterThanOrEqual(5);
+          // About one per 100 ms (fewer on a loaded machine), for all five sessions together.
+          expect(periods).toBeGreaterThanOrEqual(3);
           expect(periods).toBeLessThanOrEqual(12);
           await expect(
             storages[0]!.commit([[conversation]], () => undefined),
