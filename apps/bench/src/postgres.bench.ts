@@ -1,6 +1,9 @@
 // Commits/s on PostgreSQL over loopback: the Session on
 // @durably/storage-postgres with 1 and 64 concurrent writers, next to raw `pg`
-// writing the same rows one transaction per commit, in the same run.
+// writing the same rows one transaction per commit, in the same run; and
+// through one PostgresHost, 1 session x 256 writers next to 64 sessions x 4
+// writers (the same 256 writers spread over sessions, so the host's
+// cross-session group commit has to do what one Session's does alone).
 //
 //   node --conditions=@durably/source --import tsx apps/bench/src/postgres.bench.ts [--smoke]
 //
@@ -11,7 +14,7 @@ import { cpus } from "node:os";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { Session, type ConversationId } from "@durably/core";
-import { openPostgresStorage } from "@durably/storage-postgres";
+import { openPostgresHost, openPostgresStorage } from "@durably/storage-postgres";
 import { concurrentLoops } from "./harness.js";
 import { median } from "./stats.js";
 import { int, textTable, times } from "./table.js";
@@ -33,6 +36,9 @@ const { smoke, outDir } = scriptFlags();
 const ROUND_MS = smoke ? 150 : Number(process.env.BENCH_PG_ROUND_MS ?? 1500);
 const ROUNDS = smoke ? 1 : 5;
 const WRITERS = smoke ? 8 : 64;
+/** Writers of the host cases, all in one session or spread over HOST_SESSIONS. */
+const HOST_WRITERS = smoke ? 32 : 256;
+const HOST_SESSIONS = smoke ? 8 : 64;
 
 interface Case {
   id: string;
@@ -65,6 +71,48 @@ function durablyCase(url: string, writers: number): Case {
           ),
         stats: () => session.commitStats,
         close: () => session.close(),
+      };
+    },
+  };
+}
+
+/**
+ * `sessions` sessions opened through one host (default maxConnections 8),
+ * `writers` writers spread evenly over them, each its own conversation.
+ */
+function hostCase(url: string, sessions: number, writers: number, parameterized = false): Case {
+  const perSession = writers / sessions;
+  return {
+    id: `host/${sessions}x${perSession}${parameterized ? "/parameterized" : ""}`,
+    label: `Session.commit through one PostgresHost, ${sessions} session${sessions === 1 ? "" : "s"} x ${perSession} writer${perSession === 1 ? "" : "s"}${parameterized ? ", parameterized" : ""}`,
+    writers,
+    async open() {
+      const host = await openPostgresHost({
+        connectionString: url,
+        parameterizedCommits: parameterized,
+      });
+      const opened: { session: Session; conversations: ConversationId[] }[] = [];
+      for (let i = 0; i < sessions; i++) {
+        const session = await Session.open(await host.open(`bench-${randomUUID()}`));
+        opened.push({
+          session,
+          conversations: await createWriterConversations(session, perSession),
+        });
+      }
+      let n = 0;
+      return {
+        run: (deadline) =>
+          concurrentLoops(writers, deadline, (w) => {
+            const { session, conversations } = opened[Math.floor(w / perSession)]!;
+            return session.commit((tx) =>
+              sessionStep(tx, conversations[w % perSession] as ConversationId, ++n),
+            );
+          }),
+        stats: () => host.stats(),
+        close: async () => {
+          for (const { session } of opened) await session.close();
+          await host.close();
+        },
       };
     },
   };
@@ -183,12 +231,25 @@ try {
     durablyCase(url, 1),
     rawCase(url, WRITERS),
     durablyCase(url, WRITERS),
+    hostCase(url, 1, HOST_WRITERS),
+    hostCase(url, HOST_SESSIONS, HOST_WRITERS),
+    // Rounds as one statement with bound parameters (commit_calls) against the literal script.
+    hostCase(url, 1, 1),
+    hostCase(url, 1, 1, true),
+    hostCase(url, HOST_SESSIONS, HOST_WRITERS, true),
   ]);
   const by = (id: string) => rows.find((r) => r.id === id) as Row;
   const raw1 = by("raw/1");
   const rawMany = by(`raw/${WRITERS}`);
   const one = by("durably/1");
   const many = by(`durably/${WRITERS}`);
+  const hostOne = by(`host/1x${HOST_WRITERS}`);
+  const hostMany = by(`host/${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}`);
+  const hostManyParameterized = by(
+    `host/${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}/parameterized`,
+  );
+  const hostSingle = by("host/1x1");
+  const hostSingleParameterized = by("host/1x1/parameterized");
   const table = textTable(
     ["case", "commits/s", "vs raw, same writers"],
     rows.map((r) => [
@@ -196,7 +257,9 @@ try {
       int(r.perSecond),
       r.id.startsWith("raw/")
         ? "baseline"
-        : times(r.perSecond / (r.writers === 1 ? raw1 : rawMany).perSecond),
+        : r.id.startsWith("host/")
+          ? "-"
+          : times(r.perSecond / (r.writers === 1 ? raw1 : rawMany).perSecond),
     ]),
   );
   const goals = [
@@ -210,6 +273,11 @@ try {
       value: many.perSecond / one.perSecond,
       target: 5,
     },
+    {
+      goal: `PostgresHost ${HOST_SESSIONS} sessions x ${HOST_WRITERS / HOST_SESSIONS} writers vs 1 session x ${HOST_WRITERS} writers (cross-session group commit)`,
+      value: hostMany.perSecond / hostOne.perSecond,
+      target: 0.8,
+    },
   ];
   const header = `PostgreSQL commits/s over loopback (entry + document delta per commit), ${ROUNDS} x ${ROUND_MS} ms rounds, median${smoke ? " (SMOKE: figures meaningless)" : ""}; node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? "?"}`;
   console.log(`${header}\n${table}`);
@@ -219,6 +287,12 @@ try {
     );
   console.log(
     `  Session commit stats: 1 writer ${JSON.stringify(one.stats)}, ${WRITERS} writers ${JSON.stringify(many.stats)}`,
+  );
+  console.log(
+    `  parameterized rounds vs literal scripts: 1 writer ${times(hostSingleParameterized.perSecond / hostSingle.perSecond)}, ${hostMany.id} ${times(hostManyParameterized.perSecond / hostMany.perSecond)}`,
+  );
+  console.log(
+    `  host stats: ${hostOne.id} ${JSON.stringify(hostOne.stats)}, ${hostMany.id} ${JSON.stringify(hostMany.stats)}`,
   );
   writeReport(outDir, "postgres.json", {
     smoke,

@@ -21,11 +21,16 @@ describe.skipIf(!process.env.DURABLY_PG_URL)("postgres.bench --smoke", () => {
       expect(report.rows.map((r) => r.id).sort()).toEqual([
         "durably/1",
         "durably/8",
+        "host/1x1",
+        "host/1x1/parameterized",
+        "host/1x32",
+        "host/8x4",
+        "host/8x4/parameterized",
         "raw/1",
         "raw/8",
       ]);
       for (const r of report.rows) expect(r.perSecond, r.id).toBeGreaterThan(0);
-      expect(report.goals).toHaveLength(2);
+      expect(report.goals).toHaveLength(3);
       for (const g of report.goals) expect(Number.isFinite(g.value)).toBe(true);
     },
   );

@@ -11,10 +11,12 @@ import {
 } from "@durably/core/storage";
 import type { PoolClient } from "pg";
 import { identifyConflict } from "./commit-conflicts.js";
+import type { CallArgument } from "./commit-calls.js";
+import { batchOps, type CommitOp } from "./commit-ops.js";
 import { StatementBuilder } from "./commit-statements.js";
 import { loadDocuments, materialize } from "./documents.js";
 import { KnownState, rowState, type DocumentState } from "./known-state.js";
-import { constraintOf, FENCED, query, sqlState, UNIQUE_VIOLATION } from "./queries.js";
+import { constraintOf, FENCED, query, sqlState, UNIQUE_VIOLATION, type Runner } from "./queries.js";
 import { literal } from "./sql-literals.js";
 
 /** How far past the highest used id the stored high-water mark is set, so it is rewritten about once per this many ids. */
@@ -26,16 +28,27 @@ export interface Counters {
   highWater: number;
 }
 
+/** A call planned and turned into SQL, waiting for its place in a group-commit round. */
+export interface PreparedCommit {
+  readonly plans: readonly BatchPlan[];
+  /** Each batch's row changes. */
+  readonly ops: readonly CommitOp[][];
+  readonly batches: CommitCall["batches"];
+  readonly view: PlanView;
+  readonly mintedHighWater: number;
+}
+
 /**
- * Runs the commit calls of one session on its owner connection. A call is
- * planned against what this storage knows plus at most a few lookups, then
- * sent as one transaction in one query in the common case: `BEGIN`, the
- * fence check, every batch's statements, the counters, `COMMIT`. Only when a
- * unique index rejects a statement is the call replayed batch by batch with
- * savepoints, to store the batches before the one that broke it and name it.
+ * The commit calls of one session: plans a call against what this storage
+ * knows plus at most a few lookups, and turns it into SQL that a
+ * group-commit round runs inside its transaction, next to other sessions'
+ * calls: the fence check, every batch's statements, the counters. Only when
+ * a statement fails is the call replayed batch by batch with savepoints, to
+ * store the batches before the one that broke it and name it. The writer
+ * never sends anything itself except lookups: the round owns the
+ * connection and the transaction, and tells the writer what committed.
  */
 export class CommitWriter {
-  readonly #client: PoolClient;
   readonly #schema: string;
   readonly #session: string;
   readonly #token: number;
@@ -44,20 +57,17 @@ export class CommitWriter {
   #counters: Counters;
   readonly #fence: string;
 
-  constructor(
-    client: PoolClient,
-    schema: string,
-    session: string,
-    token: number,
-    counters: Counters,
-  ) {
-    this.#client = client;
+  constructor(schema: string, session: string, token: number, counters: Counters) {
     this.#schema = schema;
     this.#session = session;
     this.#token = token;
     this.#counters = counters;
     this.#builder = new StatementBuilder(schema, session);
     this.#fence = `SELECT ${schema}.fence(${literal(session)}, ${literal(token)})`;
+  }
+
+  get session(): string {
+    return this.#session;
   }
 
   leaseLost(): StorageLocked {
@@ -67,29 +77,54 @@ export class CommitWriter {
   }
 
   /**
-   * `mintedHighWater`: the highest id handed out by `mintId`, so the stored
-   * mark covers ids minted but not yet written. `adopt` learns the highest id
-   * the call wrote.
+   * Plans `call` (reading on `reader` what it needs) and builds its SQL, or
+   * answers at once when there is nothing to store. `mintedHighWater` is the
+   * highest id handed out by `mintId`, so the stored mark covers ids minted
+   * but not yet written.
    */
-  async commit(
+  async prepare(
+    reader: Runner,
     call: CommitCall,
     mintedHighWater: number,
-    adopt: (highWater: number) => void,
-  ): Promise<CommitOutcome> {
+  ): Promise<PreparedCommit | CommitOutcome> {
     if (call.batches.length === 0) return { stored: 0 };
-    const view = await this.#prefetch(call.needs());
+    const view = await this.#prefetch(reader, call.needs());
     const plans = call.plan(view, this.#counters.nextSeq);
     if (plans.length === 0) return { stored: 0 };
-    const statements = plans.map((plan) => this.#builder.build(plan));
-    const outcome = await this.#run(plans, statements, call.batches, mintedHighWater);
-    for (let i = 0; i < outcome.stored; i++) {
-      const plan = plans[i] as BatchPlan;
+    const ops = plans.map(batchOps);
+    return { plans, ops, batches: call.batches, view, mintedHighWater };
+  }
+
+  /** The statements storing every batch of `p`, fence first, for one transaction. */
+  script(p: PreparedCommit): string[] {
+    const counters = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    return [this.#fence, ...this.#builder.build(p.ops.flat()), counters.sql];
+  }
+
+  /** Every batch of `p` as one element of the `commit_calls` function's argument (see commit-calls.ts). */
+  call(p: PreparedCommit): CallArgument {
+    const { next } = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    return {
+      k: this.#session,
+      t: this.#token,
+      n: next.nextSeq,
+      h: next.highWater !== this.#counters.highWater ? next.highWater : null,
+      o: p.ops.flat(),
+    };
+  }
+
+  /** Records what a committed round stored of `p`; `adopt` learns each stored batch's highest id. */
+  committed(p: PreparedCommit, stored: number, adopt: (highWater: number) => void): void {
+    // Nothing stored, nothing written: not even the counters (the high-water mark stays as stored).
+    if (stored === 0) return;
+    this.#counters = this.#counterUpdate(p.plans, stored, p.mintedHighWater).next;
+    for (let i = 0; i < stored; i++) {
+      const plan = p.plans[i] as BatchPlan;
       for (const w of plan.writes)
         if (w.type === "conversation") this.#known.addConversation(w.value.id);
-      this.#known.documents.adopt(plan, (id) => view.document(id));
+      this.#known.documents.adopt(plan, (id) => p.view.document(id));
       adopt(plan.highestId);
     }
-    return outcome;
   }
 
   /** The counters statement for `stored` batches. */
@@ -110,84 +145,49 @@ export class CommitWriter {
     return { sql, next: { nextSeq, highWater } };
   }
 
-  async #run(
-    plans: readonly BatchPlan[],
-    statements: readonly string[][],
-    batches: CommitCall["batches"],
-    mintedHighWater: number,
-  ): Promise<CommitOutcome> {
-    const counters = this.#counterUpdate(plans, plans.length, mintedHighWater);
-    const script = ["BEGIN", this.#fence, ...statements.flat(), counters.sql, "COMMIT"].join(";\n");
-    try {
-      await this.#client.query(script);
-      this.#counters = counters.next;
-      return { stored: plans.length };
-    } catch (error) {
-      await this.#rollback();
-      if (sqlState(error) !== UNIQUE_VIOLATION) throw this.#explain(error);
-    }
-    return this.#replay(plans, statements, batches, mintedHighWater);
-  }
-
-  /** The slow path: one savepoint per batch, so a unique violation names its batch and spares the earlier ones. */
-  async #replay(
-    plans: readonly BatchPlan[],
-    statements: readonly string[][],
-    batches: CommitCall["batches"],
-    mintedHighWater: number,
-  ): Promise<CommitOutcome> {
-    const client = this.#client;
-    try {
-      await client.query(`BEGIN;\n${this.#fence}`);
-      for (let i = 0; i < plans.length; i++) {
-        try {
-          await client.query(
-            [
-              "SAVEPOINT durably_batch",
-              ...(statements[i] as string[]),
-              "RELEASE SAVEPOINT durably_batch",
-            ].join(";\n"),
-          );
-        } catch (error) {
-          if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
-          await client.query("ROLLBACK TO SAVEPOINT durably_batch");
-          const conflict: WriteConflict | undefined = await identifyConflict(
-            client,
-            this.#schema,
-            this.#session,
-            i,
-            batches[i] as readonly StorageWrite[],
-            constraintOf(error),
-          );
-          if (conflict === undefined) throw error;
-          if (i === 0) {
-            await client.query("ROLLBACK");
-            return { stored: 0, conflict };
-          }
-          const counters = this.#counterUpdate(plans, i, mintedHighWater);
-          await client.query(`${counters.sql};\nCOMMIT`);
-          this.#counters = counters.next;
-          return { stored: i, conflict };
-        }
+  /**
+   * The slow path, inside the round's open transaction: the fence, then one
+   * savepoint per batch, so a unique violation names its batch and spares
+   * the earlier ones. Any other failure, the fence's included, is thrown:
+   * the round then rolls this session back to its own savepoint.
+   */
+  async replay(client: PoolClient, p: PreparedCommit): Promise<CommitOutcome> {
+    await client.query(this.#fence);
+    for (let i = 0; i < p.plans.length; i++) {
+      try {
+        await client.query(
+          [
+            "SAVEPOINT durably_batch",
+            ...this.#builder.build(p.ops[i] as CommitOp[]),
+            "RELEASE SAVEPOINT durably_batch",
+          ].join(";\n"),
+        );
+      } catch (error) {
+        if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
+        await client.query("ROLLBACK TO SAVEPOINT durably_batch");
+        const conflict: WriteConflict | undefined = await identifyConflict(
+          client,
+          this.#schema,
+          this.#session,
+          i,
+          p.batches[i] as readonly StorageWrite[],
+          constraintOf(error),
+        );
+        if (conflict === undefined) throw error;
+        if (i === 0) return { stored: 0, conflict };
+        const counters = this.#counterUpdate(p.plans, i, p.mintedHighWater);
+        await client.query(counters.sql);
+        return { stored: i, conflict };
       }
-      // Every batch went in this time (nothing else writes this session): store them all.
-      const counters = this.#counterUpdate(plans, plans.length, mintedHighWater);
-      await client.query(`${counters.sql};\nCOMMIT`);
-      this.#counters = counters.next;
-      return { stored: plans.length };
-    } catch (error) {
-      await this.#rollback();
-      throw this.#explain(error);
     }
+    // Every batch went in this time (a neighbour broke the fast path, or nothing else writes this session).
+    const counters = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    await client.query(counters.sql);
+    return { stored: p.plans.length };
   }
 
-  async #rollback(): Promise<void> {
-    // A dead connection cannot roll back; the server then drops what it had not committed,
-    // and whether it committed is unknowable from here. The caller fails the storage either way.
-    await this.#client.query("ROLLBACK").catch(() => undefined);
-  }
-
-  #explain(error: unknown): unknown {
+  /** A fence failure as this session's `StorageLocked`; anything else as it is. */
+  explain(error: unknown): unknown {
     return sqlState(error) === FENCED ? this.leaseLost() : error;
   }
 
@@ -199,7 +199,7 @@ export class CommitWriter {
    * Ids and addresses the writes create are answered from what is known:
    * the unique indexes catch the rest.
    */
-  async #prefetch(needs: PlanNeeds): Promise<PlanView> {
+  async #prefetch(reader: Runner, needs: PlanNeeds): Promise<PlanView> {
     const known = this.#known;
     const missingConversations = [...needs.conversations].filter(
       (id) => !known.hasConversation(id),
@@ -209,7 +209,7 @@ export class CommitWriter {
     );
     if (missingConversations.length > 0) {
       const found = await query<{ id: number }>(
-        this.#client,
+        reader,
         `SELECT id FROM ${this.#schema}.conversations WHERE session_key = $1 AND id = ANY($2::bigint[])`,
         [this.#session, missingConversations],
       );
@@ -218,7 +218,7 @@ export class CommitWriter {
     const loaded = new Map<number, DocumentState>();
     if (missingDocuments.length > 0)
       for (const [id, doc] of await loadDocuments(
-        this.#client,
+        reader,
         this.#schema,
         this.#session,
         missingDocuments,
@@ -240,9 +240,7 @@ export class CommitWriter {
       }
     const history = new Map<string, CurrentValue>();
     for (const { id, at } of needs.history) {
-      const doc = (await loadDocuments(this.#client, this.#schema, this.#session, [id], at)).get(
-        id,
-      );
+      const doc = (await loadDocuments(reader, this.#schema, this.#session, [id], at)).get(id);
       if (doc === undefined) continue;
       const state = loaded.get(id) ?? rowState(doc.row);
       loaded.set(id, known.documents.get(id) ?? state);

@@ -1,3 +1,9 @@
 export { openPostgresStorage, type OpenPostgresStorageOptions } from "./open.js";
-export { PostgresStorage, type PostgresStorageSettings } from "./postgres-storage.js";
+export {
+  openPostgresHost,
+  PostgresHost,
+  type OpenPostgresHostOptions,
+  type PostgresHostStats,
+} from "./host.js";
+export { PostgresStorage } from "./postgres-storage.js";
 export { ID_RESERVATION } from "./commit-writer.js";

@@ -41,3 +41,18 @@ export function constraintOf(error: unknown): string | undefined {
   const constraint = (error as { constraint?: unknown } | null)?.constraint;
   return typeof constraint === "string" ? constraint : undefined;
 }
+
+/** SQLSTATE classes after which the connection, or the server, cannot be trusted to go on. */
+const CONNECTION_CLASSES = new Set(["08", "53", "57", "58", "XX"]);
+
+/**
+ * A statement's own failure reported by the server (a unique violation, a
+ * fence, bad data): its transaction is aborted and nothing of it committed,
+ * and the connection can go on (to roll back to a savepoint). A network
+ * error, a terminated backend or a server fault is none of these.
+ */
+export function isStatementError(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return false;
+  const code = error.code ?? "";
+  return code.length === 5 && !CONNECTION_CLASSES.has(code.slice(0, 2));
+}

@@ -1,5 +1,6 @@
 import { StorageVersionError } from "@durably/core";
 import type { PoolClient } from "pg";
+import { commitCallsFunction } from "./commit-calls.js";
 
 /** Schema names are spliced into SQL, so only plain lower-case identifiers are accepted. */
 export function checkSchemaName(schema: unknown): string {
@@ -131,6 +132,18 @@ export function migrations(s: string): readonly { version: number; sql: string }
         END
         $fence$;
       `,
+    },
+    {
+      version: 2,
+      // The host whose liveness lock vouches for the lease: many sessions share one lock
+      // (openPostgresHost), so a takeover probes the holder host's lock, not a per-session one.
+      // NULL for a lease taken by a release before hosts, which held a per-session lock.
+      sql: `ALTER TABLE ${s}.sessions ADD COLUMN lease_host text;`,
+    },
+    {
+      version: 3,
+      // A round's calls as one statement with bound parameters (commit-calls.ts).
+      sql: commitCallsFunction(s),
     },
   ];
 }

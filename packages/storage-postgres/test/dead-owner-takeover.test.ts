@@ -14,14 +14,14 @@ const LEASE_MS = 30_000;
 const pool = PG_URL ? testPool() : undefined;
 afterAll(async () => pool?.end());
 
-/** The server pid of the connection holding the session's liveness lock. */
+/** The server pid of the connection holding the liveness lock of the host that holds the session. */
 async function lockHolderBackend(session: string): Promise<number> {
   const r = await pool!.query<{ pid: number }>(
-    `SELECT l.pid FROM pg_locks l
-      WHERE l.locktype = 'advisory' AND l.granted
-        AND l.classid = ((hashtextextended($1, 0) >> 32) & 4294967295)::oid
-        AND l.objid = (hashtextextended($1, 0) & 4294967295)::oid`,
-    [`durably:owner:durably:${session}`],
+    `SELECT l.pid FROM durably.sessions s, pg_locks l
+      WHERE s.session_key = $1 AND l.locktype = 'advisory' AND l.granted
+        AND l.classid = ((hashtextextended('durably:host:durably:' || s.lease_host, 0) >> 32) & 4294967295)::oid
+        AND l.objid = (hashtextextended('durably:host:durably:' || s.lease_host, 0) & 4294967295)::oid`,
+    [session],
   );
   const pid = r.rows[0]?.pid;
   if (pid === undefined) throw new Error(`no backend holds the liveness lock of ${session}`);
