@@ -15,6 +15,7 @@ import {
 import { HostSessionBackend, type SessionHost } from "./host-session.js";
 import { PostgresStorage } from "./postgres-storage.js";
 import { checkSchemaName, migrate } from "./schema.js";
+import { checkPoolSize, checkServer } from "./server-checks.js";
 import { checkSessionKey } from "./session-key.js";
 
 export interface OpenPostgresHostOptions {
@@ -150,6 +151,7 @@ export class PostgresHost implements SessionHost {
       throw new TypeError(`${caller}: parameterizedCommits must be a boolean`);
     if ((options.pool === undefined) === (options.connectionString === undefined))
       throw new TypeError(`${caller}: pass exactly one of pool or connectionString`);
+    if (options.pool !== undefined) checkPoolSize(options.pool, 2, caller);
     const hostId = randomUUID();
     const applicationName = (internals.applicationName ?? `durably host ${hostId}`).slice(0, 63);
     let pool = options.pool;
@@ -159,6 +161,8 @@ export class PostgresHost implements SessionHost {
         // A round's replay spans round trips; a host paused inside one would hold its sessions'
         // rows (and block their take-over) for as long as it is paused. The server ends it instead.
         idle_in_transaction_session_timeout: leaseMs,
+        // An unreachable server fails the open (or a commit waiting for a connection) instead of hanging.
+        connectionTimeoutMillis: 10_000,
         ...options.poolConfig,
         max: maxConnections,
         connectionString: options.connectionString,
@@ -178,6 +182,7 @@ export class PostgresHost implements SessionHost {
       // Named even on your pool (the connection is destroyed with the host, so the name goes with it).
       if (!ownsPool)
         await client.query("SELECT set_config('application_name', $1, false)", [applicationName]);
+      await checkServer(client, caller);
       await migrate(client, schema);
       await takeHostLock(client, identity);
       if (failure !== undefined) throw failure;

@@ -6,4 +6,5 @@ export {
   type PostgresHostStats,
 } from "./host.js";
 export { PostgresStorage } from "./postgres-storage.js";
+export { UnsupportedDatabase } from "./server-checks.js";
 export { ID_RESERVATION } from "./commit-writer.js";

@@ -6,7 +6,7 @@
 import type { ConversationId, StorageWrite } from "@durably/core";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { openPostgresHost } from "../src/index.js";
+import { openPostgresHost, openPostgresStorage, UnsupportedDatabase } from "../src/index.js";
 import { freshSession, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
 
 const pool = PG_URL ? testPool() : undefined;
@@ -313,6 +313,55 @@ describe.skipIf(!PG_URL)("PostgresHost > bad input", () => {
     await expect(
       openPostgresHost({ connectionString: PG_URL, schema: "Bad-Name" }),
     ).rejects.toThrow(TypeError);
+  });
+
+  it("a pool of the caller's that allows fewer than 2 connections is a RangeError naming it; the pool is not ended", async () => {
+    const small = new pg.Pool({ connectionString: PG_URL, max: 1 });
+    try {
+      await expect(openPostgresHost({ pool: small })).rejects.toMatchObject({
+        name: "RangeError",
+        message: expect.stringContaining("the pool allows 1 connection;") as unknown,
+      });
+      await expect(
+        openPostgresStorage({ pool: small, session: freshSession("small-pool") }),
+      ).rejects.toThrow(RangeError);
+      expect((await small.query<{ one: number }>("SELECT 1 AS one")).rows[0]?.one).toBe(1);
+    } finally {
+      await small.end();
+    }
+  });
+
+  it("a database not encoded UTF8 is refused at open with UnsupportedDatabase naming it; no table is created there", async () => {
+    const name = `durably_latin1_${process.pid}_${Date.now()}`;
+    await pool!.query(
+      `CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`,
+    );
+    try {
+      const url = new URL(PG_URL);
+      url.pathname = `/${name}`;
+      const refused = await openPostgresStorage({
+        connectionString: url.toString(),
+        session: "s",
+      }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(UnsupportedDatabase);
+      expect(refused).toMatchObject({
+        setting: "server_encoding",
+        value: "LATIN1",
+        message: expect.stringContaining(`database "${name}" is encoded LATIN1`) as unknown,
+      });
+      const other = new pg.Client({ connectionString: url.toString() });
+      await other.connect();
+      try {
+        const schemas = await other.query(
+          "SELECT 1 FROM information_schema.schemata WHERE schema_name = 'durably'",
+        );
+        expect(schemas.rowCount).toBe(0);
+      } finally {
+        await other.end();
+      }
+    } finally {
+      await pool!.query(`DROP DATABASE ${name}`);
+    }
   });
 
   it("a session key that is not a non-empty string is a TypeError; nothing is written", async () => {
