@@ -12,6 +12,7 @@
  * Bounded by default (4 events); DURABLY_PG_SOAK=<seconds> runs events for
  * that long; DURABLY_PG_SEED=<n> replays a schedule.
  */
+import { Prng } from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
 import { startHostChild } from "./support/host-child.js";
 import { freshSession, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
@@ -21,18 +22,6 @@ const PER_HOST = 100;
 const LEASE_MS = 5000;
 const SOAK_S = Number(process.env.DURABLY_PG_SOAK ?? 0);
 const SEED = Number(process.env.DURABLY_PG_SEED ?? Math.floor(Math.random() * 2 ** 32));
-
-/** mulberry32: small, seeded, good enough for a schedule. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -47,7 +36,8 @@ describe.skipIf(!PG_URL)("PostgresHost > failover simulation", () => {
   it(
     `4 hosts x 100 sessions, seeded SIGKILL/SIGSTOP of hosts (seed ${SEED}): every acknowledged commit once, fenced hosts never write again`,
     async () => {
-      const rand = random(SEED);
+      const prng = new Prng(SEED);
+      const rand = () => prng.next();
       const groups = Array.from({ length: HOSTS }, () =>
         Array.from({ length: PER_HOST }, () => freshSession("sim")),
       );
