@@ -82,15 +82,18 @@ const CLOSE_BRACE = 125;
 export function crcMemberAt(text: string, parsed: unknown): number {
   const end = text.length - 1;
   if (typeof parsed !== "number" || text.charCodeAt(end) !== CLOSE_BRACE) return -1;
-  const at = text.lastIndexOf(CRC_MEMBER);
-  const from = at + CRC_MEMBER.length;
-  if (at < 0 || end - from < 1 || end - from > 10) return -1;
+  // Read back from the brace over the digits (no search of the line), then the member's name.
   let value = 0;
-  for (let i = from; i < end; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    value = value * 10 + digit;
+  let scale = 1;
+  let from = end;
+  for (; from > end - 11 && from > 0; from--) {
+    const digit = text.charCodeAt(from - 1) - 48;
+    if (digit < 0 || digit > 9) break;
+    value += digit * scale;
+    scale *= 10;
   }
+  const at = from - CRC_MEMBER.length;
+  if (from === end || end - from > 10 || at < 0 || !text.startsWith(CRC_MEMBER, at)) return -1;
   return value === parsed && value <= 0xffffffff ? at : -1;
 }
 

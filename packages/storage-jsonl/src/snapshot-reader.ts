@@ -110,7 +110,8 @@ export async function loadSnapshot(
           applyOne(0, { type: "conversation", index: 0, value: decoded.value });
           break;
         case "entry":
-          applyOne(decoded.seq, { type: "entry", index: 0, value: decoded.value });
+          // The bulk of most snapshots: stored directly, with no plan around each.
+          state.putEntry(decoded.value, decoded.seq);
           break;
         case "task":
           applyOne(0, { type: "task", index: 0, value: decoded.value });
