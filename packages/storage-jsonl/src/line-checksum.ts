@@ -6,8 +6,9 @@ import * as zlib from "node:zlib";
  * member.
  *
  * Reading checks it over the line's own bytes in JavaScript (slice-by-8
- * tables): open checks one short line after another, and per line a call
- * into zlib with its `subarray` costs more than the bytes themselves.
+ * tables) when the line is short: open checks one short line after another,
+ * and per line a call into zlib with its `subarray` costs more than the bytes
+ * themselves; longer lines go to zlib when this Node has it.
  * Writing checksums a string: `zlib.crc32` when this Node has it (20.15 and
  * 22.2 on), else the same tables over its UTF-8 bytes; the module imports
  * zlib as a namespace so an older Node 20 still loads it.
@@ -58,6 +59,13 @@ export function crc32Bytes(bytes: Uint8Array, start: number, end: number, crc = 
 }
 
 const nativeCrc32 = (zlib as { crc32?: (data: string | Uint8Array) => number }).crc32;
+
+/**
+ * Line length (bytes) from which zlib is used when present. Measured on
+ * Node 20.20: for a 150-byte line the tables take 130 ns and zlib 260; they
+ * are even near 512 bytes; for 64 KiB zlib is 9 times faster.
+ */
+const NATIVE_FROM = 512;
 
 /** CRC-32 of a string's UTF-8 bytes. */
 export const crc32Text: (text: string) => number =
@@ -111,7 +119,10 @@ export function lineChecksum(
   if (at === undefined) return crc32Text(`${text.slice(0, crcAt)}}`);
   // The text from `crcAt` on is ASCII (checked by `crcMemberAt`): as many bytes as characters.
   const end = at.lineEnd - (text.length - crcAt);
-  const crc = crc32Bytes(at.bytes, at.start, end);
+  const crc =
+    nativeCrc32 !== undefined && end - at.start >= NATIVE_FROM
+      ? nativeCrc32(at.bytes.subarray(at.start, end))
+      : crc32Bytes(at.bytes, at.start, end);
   // One more byte, the closing brace.
   const c = ~crc;
   return ~((TABLES[(c ^ CLOSE_BRACE) & 0xff] as number) ^ (c >>> 8)) >>> 0;

@@ -30,17 +30,21 @@ describe("line checksum", () => {
       expect(crc32Text(text)).toBe(crc32(Buffer.from(text, "utf8")));
   });
 
-  it("lineChecksum over a line's bytes equals the checksum over its text, non-ASCII included", () => {
-    const json = '{"type":"entry","value":{"text":"héllo ✓ 😀"}}';
-    const line = `${json.slice(0, -1)},"crc":${crc32(json)}}`;
-    const bytes = Buffer.from(`garbage\n${line}\nmore`);
-    const start = bytes.indexOf(10) + 1;
-    const at = { bytes, start, lineEnd: bytes.indexOf(10, start) };
-    const crcAt = crcMemberAt(line, crc32(json));
-    expect(crcAt).toBe(line.lastIndexOf(',"crc":'));
-    expect(lineChecksum(line, crcAt, at)).toBe(crc32(json));
-    expect(lineChecksum(line, crcAt)).toBe(crc32(json));
-  });
+  for (const [size, text] of [
+    ["short", "héllo ✓ 😀"],
+    ["long (zlib when present)", `héllo ✓ 😀 ${"x".repeat(5000)}`],
+  ])
+    it(`lineChecksum over a ${size} line's bytes equals the checksum over its text, non-ASCII included`, () => {
+      const json = `{"type":"entry","value":{"text":"${text}"}}`;
+      const line = `${json.slice(0, -1)},"crc":${crc32(json)}}`;
+      const bytes = Buffer.from(`garbage\n${line}\nmore`);
+      const start = bytes.indexOf(10) + 1;
+      const at = { bytes, start, lineEnd: bytes.indexOf(10, start) };
+      const crcAt = crcMemberAt(line, crc32(json));
+      expect(crcAt).toBe(line.lastIndexOf(',"crc":'));
+      expect(lineChecksum(line, crcAt, at)).toBe(crc32(json));
+      expect(lineChecksum(line, crcAt)).toBe(crc32(json));
+    });
 
   it("crcMemberAt accepts only 1 to 10 digits of the parsed value before the final brace", () => {
     expect(crcMemberAt('{"a":1,"crc":0}', 0)).toBe(6);
