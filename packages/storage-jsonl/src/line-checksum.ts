@@ -67,13 +67,14 @@ const nativeCrc32 = (zlib as { crc32?: (data: string | Uint8Array) => number }).
  */
 const NATIVE_FROM = 512;
 
+/** CRC-32 of a string's UTF-8 bytes by the tables: `crc32Text` where Node has no `zlib.crc32`. */
+export function crc32TextByTables(text: string): number {
+  const bytes = Buffer.from(text);
+  return crc32Bytes(bytes, 0, bytes.length);
+}
+
 /** CRC-32 of a string's UTF-8 bytes. */
-export const crc32Text: (text: string) => number =
-  nativeCrc32 ??
-  ((text) => {
-    const bytes = Buffer.from(text);
-    return crc32Bytes(bytes, 0, bytes.length);
-  });
+export const crc32Text: (text: string) => number = nativeCrc32 ?? crc32TextByTables;
 
 /** The member every line ends with, before its digits and the closing `}`. */
 export const CRC_MEMBER = ',"crc":';
