@@ -1,6 +1,6 @@
-import { crc32 } from "node:zlib";
 import { StorageCorrupted, StorageVersionError, isPositiveSafeInteger } from "@durably/core";
 import type { FileSystem } from "./file-system.js";
+import { crc32Text } from "./line-checksum.js";
 import { LineError, MAIN_FILE } from "./line-format.js";
 import { SNAPSHOT_FILE, SNAPSHOT_FORMAT } from "./snapshot-format.js";
 
@@ -28,7 +28,7 @@ export function parseGenerationDir(name: string): number | undefined {
 
 export function encodePointer(generation: number): string {
   const json = `{"format":${SNAPSHOT_FORMAT},"generation":${generation}}`;
-  return `${json.slice(0, -1)},"crc":${crc32(json)}}\n`;
+  return `${json.slice(0, -1)},"crc":${crc32Text(json)}}\n`;
 }
 
 function decodePointer(text: string): number {
@@ -48,7 +48,7 @@ function decodePointer(text: string): number {
       line.format,
     );
   const crcAt = text.lastIndexOf(',"crc":');
-  if (crcAt < 0 || crc32(`${text.slice(0, crcAt)}}`) !== line.crc)
+  if (crcAt < 0 || crc32Text(`${text.slice(0, crcAt)}}`) !== line.crc)
     throw new LineError("checksum mismatch: the file was changed or damaged");
   if (line.format !== SNAPSHOT_FORMAT || !isPositiveSafeInteger(line.generation))
     throw new LineError("no generation number");

@@ -1,4 +1,3 @@
-import { crc32 } from "node:zlib";
 import {
   isPositiveSafeInteger,
   type ConversationRecord,
@@ -11,6 +10,7 @@ import {
 } from "@durably/core";
 import { checkBatchShape } from "@durably/core/storage";
 import type { LineCursor } from "./line-cursor.js";
+import { crc32Text, crcMemberAt, lineChecksum } from "./line-checksum.js";
 
 /**
  * The line formats of the JSONL files: one JSON object per line, `\n` terminated.
@@ -94,7 +94,7 @@ export interface SidecarRecord {
 }
 
 function withCrc(json: string): string {
-  return `${json.slice(0, -1)},"crc":${crc32(json)}}\n`;
+  return `${json.slice(0, -1)},"crc":${crc32Text(json)}}\n`;
 }
 
 export function encodeMarker(marker: Marker): string {
@@ -117,9 +117,6 @@ export class LineError extends Error {
     super(message);
   }
 }
-
-const CRC_MEMBER = ',"crc":';
-const CLOSE_BRACE = Buffer.from("}");
 
 /**
  * Parses one complete line (without its `\n`): JSON, then format, then
@@ -154,17 +151,9 @@ function parseLine(
       );
     throw new LineError(`no "format" field`);
   }
-  const crcAt = text.lastIndexOf(CRC_MEMBER);
-  const digits = crcAt < 0 ? "" : text.slice(crcAt + CRC_MEMBER.length, -1);
-  if (!/^[0-9]{1,10}$/.test(digits) || !text.endsWith("}") || line.crc !== Number(digits))
-    throw new LineError(`no "crc" checksum as its last field`);
-  let crc: number;
-  if (at === undefined) crc = crc32(`${text.slice(0, crcAt)}}`);
-  else {
-    // The text from `crcAt` on is ASCII (checked just above): as many bytes as characters.
-    const end = at.lineEnd - (text.length - crcAt);
-    crc = crc32(CLOSE_BRACE, crc32(at.bytes.subarray(at.start, end)));
-  }
+  const crcAt = crcMemberAt(text, line.crc);
+  if (crcAt < 0) throw new LineError(`no "crc" checksum as its last field`);
+  const crc = lineChecksum(text, crcAt, at);
   if (crc !== line.crc) throw new LineError("checksum mismatch: the line was changed or damaged");
   if (line.type !== type)
     throw new LineError(`type ${JSON.stringify(line.type)} where a ${type} line belongs`);

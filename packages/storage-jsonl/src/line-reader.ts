@@ -4,19 +4,29 @@ import { LineCursor } from "./line-cursor.js";
 /** Bytes asked of the file system per read while streaming a file. */
 export const READ_CHUNK = 1 << 20;
 
+/**
+ * Reads in flight for the file being streamed, once its first chunk came
+ * back full. A range read through the port is several steps (open, stat,
+ * read, close), and each step waits for the parser to pause: with one read
+ * ahead, every window waited for the last steps of the next read; with a
+ * few, they are done by then.
+ */
+export const READS_AHEAD = 4;
+
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = 10;
 
 /**
  * Streams the complete lines of one file through the `FileSystem` port's
  * range reads, a window at a time, so no file is ever held whole: memory
- * is one window (a chunk plus the unfinished line carried over) and the
- * next chunk, which is read while the current one is parsed. A line longer
- * than a chunk grows the reads (doubling) until it fits, so it costs linear
- * time however long it is.
+ * is one window (a chunk plus the unfinished line carried over) and up to
+ * `READS_AHEAD` chunks being read meanwhile. Every read is one chunk at the
+ * next offset; a line longer than a chunk is gathered from as many chunks
+ * as it spans and joined once, so it costs linear time however long it is.
  *
  * The first chunk is asked for when the reader is made, so making readers
- * for the next few files reads them ahead.
+ * for the next few files reads them ahead; the next chunks are asked for
+ * once the first came back full (a small file costs one read).
  *
  *   const lines = new FileLines(fs, path);
  *   for (let w = await lines.next(); w; w = await lines.next()) while (w.next()) use(w.text());
@@ -24,12 +34,18 @@ const NEWLINE = 10;
  *   lines.size  // bytes in the file
  */
 export class FileLines {
-  private pending: Promise<Uint8Array | undefined> | undefined;
-  private asked: number;
-  /** File offset of the next read. */
+  /** Reads asked for and not yet taken, at consecutive offsets. */
+  private readonly reads: Promise<Uint8Array | undefined>[] = [];
+  /** File offset of the next read to ask for. */
+  private asked = 0;
+  /** Bytes taken from reads so far. */
   private offset = 0;
+  /** Set once a read came back short or found no file: the end, no more reads. */
+  private done = false;
   /** Bytes of an unfinished line carried into the next window, and its file offset and line number. */
   private carry: Buffer = EMPTY;
+  /** Whole chunks of a line longer than a chunk, joined once its end arrives. */
+  private parts: Buffer[] = [];
   private base = 0;
   private line = 1;
   private window: { bytes: Buffer; end: number; cursor: LineCursor } | undefined;
@@ -41,15 +57,15 @@ export class FileLines {
     readonly path: string,
     private readonly chunk = READ_CHUNK,
   ) {
-    this.asked = chunk;
-    this.pending = this.read();
+    this.ask();
   }
 
-  private read(): Promise<Uint8Array | undefined> {
-    const read = this.fs.read(this.path, { offset: this.offset, length: this.asked });
+  private ask(): void {
+    const read = this.fs.read(this.path, { offset: this.asked, length: this.chunk });
     // Handled here too, so a read left in flight when the caller stops early is no unhandled rejection.
     read.catch(() => undefined);
-    return read;
+    this.reads.push(read);
+    this.asked += this.chunk;
   }
 
   /**
@@ -66,25 +82,36 @@ export class FileLines {
       this.line = cursor.line + 1;
       this.window = undefined;
     }
-    while (this.pending !== undefined) {
-      const bytes = await this.pending;
-      this.pending = undefined;
-      if (bytes === undefined) {
+    while (!this.done) {
+      const read = await (this.reads.shift() as Promise<Uint8Array | undefined>);
+      if (read === undefined) {
         if (this.offset === 0) this.exists = false;
+        this.done = true;
+        // Gone after a read (removed meanwhile): what was read of a long line stays the tail.
+        if (this.parts.length > 0) this.carry = Buffer.concat([this.carry, ...this.parts]);
+        this.parts = [];
         break;
       }
+      const bytes = toBuffer(read);
       this.offset += bytes.length;
-      const buffer = this.carry.length === 0 ? toBuffer(bytes) : Buffer.concat([this.carry, bytes]);
-      const end = buffer.lastIndexOf(NEWLINE) + 1;
       // Fewer bytes than asked: the end of the file (a range past the end returns what exists).
-      if (bytes.length >= this.asked) {
-        this.asked = end > 0 ? this.chunk : Math.max(this.chunk, buffer.length);
-        this.pending = this.read();
-      }
-      if (end === 0) {
-        this.carry = buffer;
+      if (bytes.length < this.chunk) this.done = true;
+      else while (this.reads.length < READS_AHEAD) this.ask();
+      const newline = bytes.lastIndexOf(NEWLINE);
+      if (newline < 0 && !this.done) {
+        this.parts.push(bytes);
         continue;
       }
+      const buffer =
+        this.carry.length === 0 && this.parts.length === 0
+          ? bytes
+          : Buffer.concat([this.carry, ...this.parts, bytes]);
+      this.parts = [];
+      if (newline < 0) {
+        this.carry = buffer; // the unterminated final line
+        break;
+      }
+      const end = buffer.length - bytes.length + newline + 1;
       const cursor = new LineCursor(buffer, this.base, this.line);
       this.window = { bytes: buffer, end, cursor };
       return cursor;

@@ -1,4 +1,3 @@
-import { crc32 } from "node:zlib";
 import {
   isPositiveSafeInteger,
   type ConversationRecord,
@@ -10,6 +9,7 @@ import {
 } from "@durably/core";
 import { checkBatchShape } from "@durably/core/storage";
 import type { LineCursor } from "./line-cursor.js";
+import { crc32Text, crcMemberAt, lineChecksum } from "./line-checksum.js";
 import { LineError } from "./line-format.js";
 
 /**
@@ -54,7 +54,7 @@ export type SnapshotLine =
   | { type: "end"; lines: number };
 
 function withCrc(json: string): string {
-  return `${json.slice(0, -1)},"crc":${crc32(json)}}\n`;
+  return `${json.slice(0, -1)},"crc":${crc32Text(json)}}\n`;
 }
 
 export function encodeSnapshotHeader(header: SnapshotHeader): string {
@@ -66,9 +66,6 @@ export function encodeSnapshotHeader(header: SnapshotHeader): string {
 export function encodeSnapshotLine(line: SnapshotLine): string {
   return withCrc(JSON.stringify(line));
 }
-
-const CRC_MEMBER = ',"crc":';
-const CLOSE_BRACE = Buffer.from("}");
 
 /**
  * JSON, then checksum (over the text without its `crc` member). With `at`
@@ -85,27 +82,10 @@ function parseChecked(text: string, at?: LineCursor): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new LineError("not a JSON object");
   const line = value as Record<string, unknown>;
-  const crcAt = text.lastIndexOf(CRC_MEMBER);
   // The parsed `crc` must be the last member as written: a 32-bit integer, its digits right before `}`.
-  const crcValue = line.crc;
-  if (
-    crcAt < 0 ||
-    typeof crcValue !== "number" ||
-    !Number.isInteger(crcValue) ||
-    crcValue < 0 ||
-    crcValue > 0xffffffff ||
-    text.length - crcAt - CRC_MEMBER.length - 1 !== String(crcValue).length ||
-    text.charCodeAt(text.length - 1) !== 125 ||
-    text.charCodeAt(crcAt + CRC_MEMBER.length) === 45
-  )
-    throw new LineError(`no "crc" checksum as its last field`);
-  let crc: number;
-  if (at === undefined) crc = crc32(`${text.slice(0, crcAt)}}`);
-  else {
-    // The text from `crcAt` on is ASCII (checked above): as many bytes as characters.
-    const end = at.lineEnd - (text.length - crcAt);
-    crc = crc32(CLOSE_BRACE, crc32(at.bytes.subarray(at.start, end)));
-  }
+  const crcAt = crcMemberAt(text, line.crc);
+  if (crcAt < 0) throw new LineError(`no "crc" checksum as its last field`);
+  const crc = lineChecksum(text, crcAt, at);
   if (crc !== line.crc) throw new LineError("checksum mismatch: the line was changed or damaged");
   return line;
 }
@@ -114,7 +94,11 @@ function parseChecked(text: string, at?: LineCursor): Record<string, unknown> {
 function keys(what: string, value: Record<string, unknown>, expected: readonly string[]): void {
   const all = Object.keys(value);
   // Fast path: the writer emits the members in this order, `crc` last.
-  if (all.length === expected.length + 1 && expected.every((key, i) => all[i] === key)) return;
+  if (all.length === expected.length + 1) {
+    let same = true;
+    for (let i = 0; i < expected.length && same; i++) same = all[i] === expected[i];
+    if (same) return;
+  }
   const actual = all.filter((key) => key !== "crc");
   for (const key of actual)
     if (!expected.includes(key))
@@ -171,7 +155,8 @@ export function decodeSnapshotLine(text: string, at?: LineCursor): SnapshotLine 
     case "entry":
       keys("entry", line, ["type", "seq", "value"]);
       if (!isPositiveSafeInteger(line.seq)) throw new LineError("entry: bad seq");
-      shapeProblem({ type: "entry", value: line.value as EntryRecord });
+      // The line itself is an entry write (`type`, `value`), as the other tables' lines are.
+      shapeProblem(line as unknown as StorageWrite);
       break;
     case "document": {
       keys("document", line, ["type", "record", "currentOnly", "refs"]);

@@ -1,5 +1,5 @@
 import { StorageCorrupted, StorageVersionError } from "@durably/core";
-import type { BatchPlan, PlannedWrite } from "@durably/core/storage";
+import type { PlannedWrite } from "@durably/core/storage";
 import type { FileSystem } from "./file-system.js";
 import { JsonlIndex } from "./jsonl-index.js";
 import { documentFile, LineError } from "./line-format.js";
@@ -34,10 +34,25 @@ function problem(where: string, line: number, error: unknown): StorageCorrupted 
   );
 }
 
-/** One write applied alone under `seq` (the index's own `apply` keeps its secondary indexes right). */
-function applyOne(state: JsonlIndex, seq: number, write: PlannedWrite): void {
-  const plan: BatchPlan = { seq, writes: [write], highestId: 0 };
-  state.apply(plan, () => undefined);
+const noRevision = () => undefined;
+
+/**
+ * Applies one write at a time under its own seq through the index's own
+ * `apply`, which keeps its secondary indexes right. One plan serves every
+ * line: `apply` keeps none of the plan, only the records in it.
+ */
+function oneWriteApplier(state: JsonlIndex): (seq: number, write: PlannedWrite) => void {
+  const writes: PlannedWrite[] = [];
+  const plan: { seq: number; writes: PlannedWrite[]; highestId: number } = {
+    seq: 0,
+    writes,
+    highestId: 0,
+  };
+  return (seq, write) => {
+    plan.seq = seq;
+    writes[0] = write;
+    state.apply(plan, noRevision);
+  };
 }
 
 /**
@@ -55,6 +70,7 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const lines = new FileLines(fs, `${directory}/${SNAPSHOT_FILE}`);
   const state = new JsonlIndex();
+  const applyOne = oneWriteApplier(state);
   const sidecars = new Map<number, Sidecar>();
   const currentOnly = new Map<number, boolean>();
   let header: SnapshotHeader | undefined;
@@ -91,20 +107,21 @@ export async function loadSnapshot(
       }
       switch (decoded.type) {
         case "conversation":
-          applyOne(state, 0, { type: "conversation", index: 0, value: decoded.value });
+          applyOne(0, { type: "conversation", index: 0, value: decoded.value });
           break;
         case "entry":
-          applyOne(state, decoded.seq, { type: "entry", index: 0, value: decoded.value });
+          // The bulk of most snapshots: stored directly, with no plan around each.
+          state.putEntry(decoded.value, decoded.seq);
           break;
         case "task":
-          applyOne(state, 0, { type: "task", index: 0, value: decoded.value });
+          applyOne(0, { type: "task", index: 0, value: decoded.value });
           break;
         case "submission":
-          applyOne(state, 0, { type: "submission", index: 0, value: decoded.value });
+          applyOne(0, { type: "submission", index: 0, value: decoded.value });
           break;
         case "document": {
           const { record, refs } = decoded;
-          applyOne(state, record.createdAt, {
+          applyOne(record.createdAt, {
             type: "document.create",
             index: 0,
             record,

@@ -130,6 +130,12 @@ function shapeProblem(write: StorageWrite): string | undefined {
   }
 }
 
+function writeProblem(write: unknown): string | undefined {
+  return typeof write === "object" && write !== null
+    ? shapeProblem(write as StorageWrite)
+    : "a write must be an object";
+}
+
 /**
  * The checks of a batch that need no stored state: every write well formed,
  * no two content writes for one document, no record id written twice where
@@ -142,15 +148,19 @@ export function checkBatchShape(batch: Batch): BatchProblem | undefined {
       reason: "invalid-write",
       message: "a batch must be an array of writes",
     };
+  // One write repeats nothing: no sets (adapters check every stored line this way on open).
+  if (batch.length === 1) {
+    const problem = writeProblem(batch[0]);
+    return problem === undefined
+      ? undefined
+      : { writeIndex: 0, reason: "invalid-write", message: problem };
+  }
   const content = new Set<number>();
   const conversations = new Set<number>();
   const entries = new Set<number>();
   for (let i = 0; i < batch.length; i++) {
     const write = batch[i] as StorageWrite;
-    const problem =
-      typeof write === "object" && write !== null
-        ? shapeProblem(write)
-        : "a write must be an object";
+    const problem = writeProblem(write);
     if (problem !== undefined) return { writeIndex: i, reason: "invalid-write", message: problem };
     if (
       write.type === "document.create" ||

@@ -1,6 +1,7 @@
 import type {
   ConversationRecord,
   DocumentRecord,
+  EntryRecord,
   SubmissionRecord,
   TaskRecord,
 } from "../../domain/records.js";
@@ -76,12 +77,9 @@ export class MemoryIndex<R> {
         case "conversation":
           this.conversations.put(write.value.id, write.value);
           break;
-        case "entry": {
-          const entry = write.value;
-          this.entries.put(entry.id, { entry, commitSeq: seq });
-          if (entry.head != null) addToIndex(this.heads, entry.conversationId, entry.id);
+        case "entry":
+          this.putEntry(write.value, seq);
           break;
-        }
         case "task":
           this.tasks.put(write.value.id, write.value);
           break;
@@ -125,6 +123,16 @@ export class MemoryIndex<R> {
     }
     this.lastSeq = seq;
     if (plan.highestId > this.highWater) this.highWater = plan.highestId;
+  }
+
+  /**
+   * Stores one entry committed at `commitSeq`, as `apply` does for an entry
+   * write; for a backend rebuilding its index from many stored entries (one
+   * call each, with no plan to build).
+   */
+  putEntry(entry: EntryRecord, commitSeq: number): void {
+    this.entries.put(entry.id, { entry, commitSeq });
+    if (entry.head != null) addToIndex(this.heads, entry.conversationId, entry.id);
   }
 
   private putSubmission(submission: SubmissionRecord): void {
