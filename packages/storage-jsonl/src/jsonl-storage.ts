@@ -8,6 +8,7 @@ import { removeOtherGenerations } from "./generation-cleanup.js";
 import { JsonlBackend } from "./jsonl-backend.js";
 import { LOCK_FILE, MAIN_FILE } from "./line-format.js";
 import { nodeFileSystem } from "./node-file-system.js";
+import { openFailure } from "./open-errors.js";
 import { recover, type RecoveryReport } from "./recovery.js";
 import { SizeTrigger, type CompactionOptions } from "./size-trigger.js";
 import { SNAPSHOT_FILE } from "./snapshot-format.js";
@@ -59,15 +60,24 @@ function nameFromRoot(report: RecoveryReport, prefix: string): void {
  * state from its files, removes generations a compaction superseded or
  * abandoned, and is ready. Fails with `StorageLocked` while another live
  * process has it open, and with `StorageCorrupted` (naming file and line)
- * when confirmed data is damaged or missing.
+ * when confirmed data is damaged or missing, and with `StorageIOError` (naming
+ * the file and the call) when the operating system fails a read or a repair.
  */
 export async function openJsonlStorage(
   directory: string,
   options: JsonlStorageOptions = {},
 ): Promise<JsonlStorage> {
+  const dir = resolve(directory);
+  try {
+    return await openAt(dir, options);
+  } catch (error) {
+    throw openFailure(error, dir);
+  }
+}
+
+async function openAt(dir: string, options: JsonlStorageOptions): Promise<JsonlStorage> {
   const fs = options.fs ?? nodeFileSystem;
   const fsync = options.fsync ?? false;
-  const dir = resolve(directory);
   await fs.mkdir(dir);
   const lock = await fs.lock(`${dir}/${LOCK_FILE}`);
   let main: AppendFile | undefined;

@@ -29,6 +29,13 @@ function fsyncFd(fd: number): Promise<void> {
   );
 }
 
+/** Calls on a descriptor report no path: name the file, so the error says where. */
+function named(error: unknown, path: string): unknown {
+  const e = error as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof e.code === "string" && e.path === undefined) e.path = path;
+  return error;
+}
+
 class NodeAppendFile implements AppendFile {
   private closed: Promise<void> | undefined;
   constructor(
@@ -37,11 +44,15 @@ class NodeAppendFile implements AppendFile {
   ) {}
 
   append(data: Uint8Array): Promise<void> {
-    return writeAll(this.fd, data);
+    return writeAll(this.fd, data).catch((error: unknown) => {
+      throw named(error, this.path);
+    });
   }
 
   flush(): Promise<void> {
-    return fsyncFd(this.fd);
+    return fsyncFd(this.fd).catch((error: unknown) => {
+      throw named(error, this.path);
+    });
   }
 
   close(): Promise<void> {
@@ -98,6 +109,8 @@ export const nodeFileSystem: FileSystem = {
         filled += bytesRead;
       }
       return buffer.subarray(0, filled);
+    } catch (error) {
+      throw named(error, path);
     } finally {
       await handle.close();
     }
@@ -127,7 +140,8 @@ export const nodeFileSystem: FileSystem = {
       await handle.sync();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (!(process.platform === "win32" && (code === "EPERM" || code === "EISDIR"))) throw error;
+      if (!(process.platform === "win32" && (code === "EPERM" || code === "EISDIR")))
+        throw named(error, path);
     } finally {
       await handle.close();
     }

@@ -11,6 +11,7 @@ import type { FileExtent, JsonlIndex, RevisionRef } from "./jsonl-index.js";
 import { checkedRevision } from "./document-history.js";
 import { splitLines } from "./line-cursor.js";
 import { documentFile } from "./line-format.js";
+import { Pacer } from "./pacer.js";
 import {
   encodeSnapshotHeader,
   encodeSnapshotLine,
@@ -21,8 +22,12 @@ import {
 /** Bytes gathered before each append while a snapshot is written: small, so commits interleave. */
 const WRITE_CHUNK = 128 * 1024;
 
-/** Lets queued work (commits) run before the next chunk is built: the compaction runs at their pace. */
-const yieldToCommits = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * How long the writer rests after each chunk, per unit of time the chunk
+ * took: 3 leaves commits at least three quarters of the thread while a
+ * compaction runs (it then takes about four times as long).
+ */
+export const REST_PER_BUSY = 3;
 
 /**
  * The index as it stood at one seq, taken between two commit calls:
@@ -75,7 +80,10 @@ export interface CopiedFile {
 class ChunkedWriter {
   private text = "";
   bytes = 0;
-  constructor(private readonly out: AppendFile) {}
+  constructor(
+    private readonly out: AppendFile,
+    private readonly pacer: Pacer,
+  ) {}
   async add(line: string): Promise<void> {
     this.text += line;
     if (this.text.length >= WRITE_CHUNK) await this.drain();
@@ -86,7 +94,7 @@ class ChunkedWriter {
     this.text = "";
     this.bytes += data.length;
     await this.out.append(data);
-    await yieldToCommits();
+    await this.pacer.rest();
   }
 }
 
@@ -102,6 +110,7 @@ async function copyDocument(
   to: string,
   doc: Capture["documents"][number],
   extent: FileExtent,
+  pacer: Pacer,
 ): Promise<{ refs: [number, number][]; copied: CopiedFile }> {
   const id = doc.record.id;
   const file = documentFile(id);
@@ -127,7 +136,7 @@ async function copyDocument(
         refs.push([revision.seq, revision.ordinal]);
       }
       await out.append(bytes as Uint8Array);
-      await yieldToCommits();
+      await pacer.rest();
       at = end + 1;
     }
     await out.flush();
@@ -169,7 +178,8 @@ export async function writeGeneration(
   const snapshot = await fs.openAppend(`${to}/${SNAPSHOT_FILE}`);
   let snapshotBytes: number;
   try {
-    const out = new ChunkedWriter(snapshot);
+    const pacer = new Pacer(REST_PER_BUSY);
+    const out = new ChunkedWriter(snapshot, pacer);
     let lines = 1;
     const add = (line: SnapshotLine) => {
       lines++;
@@ -186,7 +196,7 @@ export async function writeGeneration(
       const extent = taken.files.get(file);
       let refs: [number, number][] = [];
       if (doc.revisions.length > 0 && extent !== undefined) {
-        const done = await copyDocument(fs, from, to, doc, extent);
+        const done = await copyDocument(fs, from, to, doc, extent, pacer);
         refs = done.refs;
         copied.set(file, done.copied);
       }

@@ -1,4 +1,5 @@
 import { cpSync } from "node:fs";
+import { Prng } from "@durably/contract-tests";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   expectOneWholeGeneration,
@@ -14,18 +15,6 @@ import { tempDir } from "./support/temp-dir.js";
 
 const SEED = Number(process.env.COMPACTION_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SOAK = process.env.DURABLY_COMPACTION_SOAK === "1";
-
-/** mulberry32, as the other crash tests use. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 for (const fsync of [false, true]) {
   describe(`SIGKILL inside a compaction${fsync ? " (fsync)" : ""}`, () => {
@@ -62,7 +51,8 @@ for (const fsync of [false, true]) {
     it(
       `${SOAK ? "every point" : `${samples} seeded points`}: the reopen finds the old or the new generation, every acknowledged commit, never a mix`,
       async () => {
-        const random = prng(SEED + (fsync ? 1 : 0));
+        const seeded = new Prng(SEED + (fsync ? 1 : 0));
+        const random = () => seeded.next();
         const chosen: { index: number; when: "before" | "after" }[] = [];
         if (SOAK)
           for (let index = 0; index < points.length; index++)
