@@ -3,7 +3,8 @@
 // writing the same rows one transaction per commit, in the same run; and
 // through one PostgresHost, 1 session x 256 writers next to 64 sessions x 4
 // writers (the same 256 writers spread over sessions, so the host's
-// cross-session group commit has to do what one Session's does alone).
+// cross-session group commit has to do what one Session's does alone), and 4
+// app-server processes with such a host each, committing at the same time.
 //
 //   node --conditions=@durably/source --import tsx apps/bench/src/postgres.bench.ts [--smoke]
 //
@@ -14,8 +15,10 @@ import { cpus } from "node:os";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { Session, type ConversationId } from "@durably/core";
-import { openPostgresHost, openPostgresStorage } from "@durably/storage-postgres";
+import { openPostgresStorage } from "@durably/storage-postgres";
 import { concurrentLoops } from "./harness.js";
+import { openHostLoad } from "./postgres-host-load.js";
+import { startHostProcesses } from "./postgres-host-processes.js";
 import { median } from "./stats.js";
 import { int, textTable, times } from "./table.js";
 import {
@@ -39,6 +42,8 @@ const WRITERS = smoke ? 8 : 64;
 /** Writers of the host cases, all in one session or spread over HOST_SESSIONS. */
 const HOST_WRITERS = smoke ? 32 : 256;
 const HOST_SESSIONS = smoke ? 8 : 64;
+/** App-server processes of the multi-process case, each with a host of HOST_SESSIONS x 4 writers. */
+const HOST_PROCESSES = smoke ? 2 : 4;
 
 interface Case {
   id: string;
@@ -86,35 +91,17 @@ function hostCase(url: string, sessions: number, writers: number, parameterized 
     id: `host/${sessions}x${perSession}${parameterized ? "/parameterized" : ""}`,
     label: `Session.commit through one PostgresHost, ${sessions} session${sessions === 1 ? "" : "s"} x ${perSession} writer${perSession === 1 ? "" : "s"}${parameterized ? ", parameterized" : ""}`,
     writers,
-    async open() {
-      const host = await openPostgresHost({
-        connectionString: url,
-        parameterizedCommits: parameterized,
-      });
-      const opened: { session: Session; conversations: ConversationId[] }[] = [];
-      for (let i = 0; i < sessions; i++) {
-        const session = await Session.open(await host.open(`bench-${randomUUID()}`));
-        opened.push({
-          session,
-          conversations: await createWriterConversations(session, perSession),
-        });
-      }
-      let n = 0;
-      return {
-        run: (deadline) =>
-          concurrentLoops(writers, deadline, (w) => {
-            const { session, conversations } = opened[Math.floor(w / perSession)]!;
-            return session.commit((tx) =>
-              sessionStep(tx, conversations[w % perSession] as ConversationId, ++n),
-            );
-          }),
-        stats: () => host.stats(),
-        close: async () => {
-          for (const { session } of opened) await session.close();
-          await host.close();
-        },
-      };
-    },
+    open: () => openHostLoad(url, sessions, perSession, parameterized),
+  };
+}
+
+/** `processes` app-server processes, each with one host of `sessions` x `perSession` writers. */
+function processesCase(url: string, processes: number, sessions: number, perSession: number): Case {
+  return {
+    id: `hosts/${processes}x${sessions}x${perSession}`,
+    label: `Session.commit through ${processes} PostgresHost processes, each ${sessions} sessions x ${perSession} writers`,
+    writers: processes * sessions * perSession,
+    open: () => startHostProcesses(url, processes, sessions, perSession),
   };
 }
 
@@ -237,6 +224,7 @@ try {
     hostCase(url, 1, 1),
     hostCase(url, 1, 1, true),
     hostCase(url, HOST_SESSIONS, HOST_WRITERS, true),
+    processesCase(url, HOST_PROCESSES, HOST_SESSIONS, HOST_WRITERS / HOST_SESSIONS),
   ]);
   const by = (id: string) => rows.find((r) => r.id === id) as Row;
   const raw1 = by("raw/1");
@@ -248,6 +236,7 @@ try {
   const hostManyParameterized = by(
     `host/${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}/parameterized`,
   );
+  const processes = by(`hosts/${HOST_PROCESSES}x${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}`);
   const hostSingle = by("host/1x1");
   const hostSingleParameterized = by("host/1x1/parameterized");
   const table = textTable(
@@ -290,6 +279,9 @@ try {
   );
   console.log(
     `  parameterized rounds vs literal scripts: 1 writer ${times(hostSingleParameterized.perSecond / hostSingle.perSecond)}, ${hostMany.id} ${times(hostManyParameterized.perSecond / hostMany.perSecond)}`,
+  );
+  console.log(
+    `  ${HOST_PROCESSES} host processes x ${HOST_SESSIONS} sessions x ${HOST_WRITERS / HOST_SESSIONS} writers: ${int(processes.perSecond)} commits/s in all, ${times(processes.perSecond / hostMany.perSecond)} of one such host`,
   );
   console.log(
     `  host stats: ${hostOne.id} ${JSON.stringify(hostOne.stats)}, ${hostMany.id} ${JSON.stringify(hostMany.stats)}`,

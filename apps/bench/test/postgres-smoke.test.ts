@@ -26,10 +26,12 @@ describe.skipIf(!process.env.DURABLY_PG_URL)("postgres.bench --smoke", () => {
         "host/1x32",
         "host/8x4",
         "host/8x4/parameterized",
+        "hosts/2x8x4",
         "raw/1",
         "raw/8",
       ]);
       for (const r of report.rows) expect(r.perSecond, r.id).toBeGreaterThan(0);
+      expect(stdout).toMatch(/2 host processes x 8 sessions x 4 writers: [\d,]+ commits\/s in all/);
       expect(report.goals).toHaveLength(3);
       for (const g of report.goals) expect(Number.isFinite(g.value)).toBe(true);
     },
