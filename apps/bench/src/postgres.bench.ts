@@ -223,6 +223,7 @@ try {
     // Rounds as one statement with bound parameters (commit_calls) against the literal script.
     hostCase(url, 1, 1),
     hostCase(url, 1, 1, true),
+    hostCase(url, 1, HOST_WRITERS, true),
     hostCase(url, HOST_SESSIONS, HOST_WRITERS, true),
     processesCase(url, HOST_PROCESSES, HOST_SESSIONS, HOST_WRITERS / HOST_SESSIONS),
   ]);
@@ -237,6 +238,7 @@ try {
     `host/${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}/parameterized`,
   );
   const processes = by(`hosts/${HOST_PROCESSES}x${HOST_SESSIONS}x${HOST_WRITERS / HOST_SESSIONS}`);
+  const hostOneParameterized = by(`host/1x${HOST_WRITERS}/parameterized`);
   const hostSingle = by("host/1x1");
   const hostSingleParameterized = by("host/1x1/parameterized");
   const table = textTable(
@@ -246,7 +248,7 @@ try {
       int(r.perSecond),
       r.id.startsWith("raw/")
         ? "baseline"
-        : r.id.startsWith("host/")
+        : r.id.startsWith("host")
           ? "-"
           : times(r.perSecond / (r.writers === 1 ? raw1 : rawMany).perSecond),
     ]),
@@ -278,7 +280,10 @@ try {
     `  Session commit stats: 1 writer ${JSON.stringify(one.stats)}, ${WRITERS} writers ${JSON.stringify(many.stats)}`,
   );
   console.log(
-    `  parameterized rounds vs literal scripts: 1 writer ${times(hostSingleParameterized.perSecond / hostSingle.perSecond)}, ${hostMany.id} ${times(hostManyParameterized.perSecond / hostMany.perSecond)}`,
+    `  parameterized rounds vs literal scripts: 1 writer ${times(hostSingleParameterized.perSecond / hostSingle.perSecond)}, ${hostOne.id} ${times(hostOneParameterized.perSecond / hostOne.perSecond)}, ${hostMany.id} ${times(hostManyParameterized.perSecond / hostMany.perSecond)}`,
+  );
+  console.log(
+    `  with parameterized rounds, ${HOST_SESSIONS} sessions x ${HOST_WRITERS / HOST_SESSIONS} writers vs 1 session x ${HOST_WRITERS} writers: ${times(hostManyParameterized.perSecond / hostOneParameterized.perSecond)}`,
   );
   console.log(
     `  ${HOST_PROCESSES} host processes x ${HOST_SESSIONS} sessions x ${HOST_WRITERS / HOST_SESSIONS} writers: ${int(processes.perSecond)} commits/s in all, ${times(processes.perSecond / hostMany.perSecond)} of one such host`,

@@ -24,6 +24,7 @@ describe.skipIf(!process.env.DURABLY_PG_URL)("postgres.bench --smoke", () => {
         "host/1x1",
         "host/1x1/parameterized",
         "host/1x32",
+        "host/1x32/parameterized",
         "host/8x4",
         "host/8x4/parameterized",
         "hosts/2x8x4",
