@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StorageIOError, type ConversationId, type EntryId, type Storage } from "@durably/core";
-import { straceSupport } from "@durably/contract-tests";
+import { runWithFault, straceSupport } from "@durably/contract-tests";
 import { afterEach, describe, expect, it } from "vitest";
 import { openJsonlStorage } from "../src/index.js";
 import { tempDir } from "./support/temp-dir.js";
@@ -79,28 +78,10 @@ describe("JSONL open: system errors", () => {
       const dir = await populated();
       const before = contents(dir);
       const child = fileURLToPath(new URL("./support/open-report-child.ts", import.meta.url));
-      const run = spawnSync(
-        strace.path,
-        [
-          "-f",
-          "-qq",
-          "-o",
-          "/dev/null",
-          "-e",
-          "trace=openat",
-          "-e",
-          "inject=openat:error=EIO:when=1",
-          "-P",
-          join(dir, "main.jsonl"),
-          "--",
-          process.execPath,
-          "--conditions=@durably/source",
-          "--import",
-          "tsx",
-          child,
-          dir,
-        ],
-        { encoding: "utf8", timeout: 60_000 },
+      const run = runWithFault(
+        strace,
+        { path: join(dir, "main.jsonl"), syscalls: "openat", errno: "EIO", when: "1" },
+        [process.execPath, "--conditions=@durably/source", "--import", "tsx", child, dir],
       );
       expect(run.status, run.stderr).toBe(0);
       const report = JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {

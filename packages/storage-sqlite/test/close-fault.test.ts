@@ -1,7 +1,6 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { straceSupport } from "@durably/contract-tests";
+import { runWithFault, straceSupport } from "@durably/contract-tests";
 import { describe, expect, it } from "vitest";
 import type { ConversationId } from "@durably/core";
 import { openSqliteStorage } from "../src/index.js";
@@ -27,28 +26,13 @@ const database = databasePerTest("closing.sqlite", commitRoot);
 function closeUnderFault(syscalls: string, errno: string): Record<string, unknown> {
   const { path } = database;
   if (!strace.usable) throw new Error(`strace cannot inject faults here: ${strace.reason}`);
-  const run = spawnSync(
-    strace.path,
-    [
-      "-f",
-      "-qq",
-      "-o",
-      "/dev/null",
-      "-P",
-      path,
-      "-e",
-      `trace=${syscalls}`,
-      "-e",
-      `inject=${syscalls}:error=${errno}`,
-      "--",
-      process.execPath,
-      ...NODE_ARGS,
-      CHILD,
-      path,
-      String(COMMITS),
-    ],
-    { encoding: "utf8", timeout: 60_000 },
-  );
+  const run = runWithFault(strace, { path, syscalls, errno }, [
+    process.execPath,
+    ...NODE_ARGS,
+    CHILD,
+    path,
+    String(COMMITS),
+  ]);
   const line = run.stdout.trim().split("\n").pop() ?? "";
   if (run.status !== 0 || !line.startsWith("{"))
     throw new Error(`close child failed (status ${run.status}): ${run.stderr}`);

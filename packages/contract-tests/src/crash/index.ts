@@ -17,4 +17,9 @@ export type {
 export { CrashCheckFailed } from "./failure.js";
 export type { CrashRule } from "./failure.js";
 export { Prng } from "./prng.js";
-export { straceSupport, type StraceSupport } from "./strace-support.js";
+export {
+  runWithFault,
+  straceSupport,
+  type PathFault,
+  type StraceSupport,
+} from "./strace-support.js";

@@ -104,3 +104,49 @@ export function straceSupport(env: NodeJS.ProcessEnv = process.env): StraceSuppo
   }
   return cached;
 }
+
+/** One fault for `runWithFault`: fail `syscalls` with `errno` when they touch `path`. */
+export interface PathFault {
+  /** Only calls on this file are traced and failed (strace `-P`). */
+  path: string;
+  /** Comma-separated syscall names, e.g. `"fsync,fdatasync"`. */
+  syscalls: string;
+  errno: string;
+  /** Which matching calls fail (strace's `when=`, e.g. `"1"` for the first only); default every one. */
+  when?: string;
+}
+
+/**
+ * Runs `command` (an executable and its arguments) under strace with one
+ * injected fault on one file, synchronously, and returns what it printed.
+ * For adapters' own tests of a single fault (an open, a close); the crash
+ * suite's sampled faults go through `registerSyscallFaultConformance`.
+ */
+export function runWithFault(
+  support: Extract<StraceSupport, { usable: true }>,
+  fault: PathFault,
+  command: readonly string[],
+  timeoutMs = 60_000,
+): { status: number | null; stdout: string; stderr: string } {
+  const when = fault.when === undefined ? "" : `:when=${fault.when}`;
+  const run = spawnSync(
+    support.path,
+    [
+      "-f",
+      "-qq",
+      "-o",
+      "/dev/null",
+      "-P",
+      fault.path,
+      "-e",
+      `trace=${fault.syscalls}`,
+      "-e",
+      `inject=${fault.syscalls}:error=${fault.errno}${when}`,
+      "--",
+      ...command,
+    ],
+    { encoding: "utf8", timeout: timeoutMs },
+  );
+  if (run.error !== undefined) throw run.error;
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
