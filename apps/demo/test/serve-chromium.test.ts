@@ -277,6 +277,19 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
         body: JSON.stringify(value),
       });
 
+    /** Starts the run whose tool asks first from the page, and waits for its call to wait. */
+    const startAskingRun = async (page: Page, v: ViewerProcess) => {
+      await page.goto(v.url);
+      await page
+        .getByRole("button", { name: "Run the scripted agent with a tool that asks first" })
+        .click();
+      await page.waitForURL(/\?c=\d+$/);
+      const id = Number(new URL(page.url()).searchParams.get("c"));
+      const card = page.locator(".tool-call", { hasText: "save_note" });
+      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      return { id, card };
+    };
+
     const pendingCall = async (v: ViewerProcess, id: number): Promise<string | undefined> => {
       const data = JSON.parse(
         (await send(v.port, `/api/conversations/${id}`, { headers: cookieHeader(v) })).body,
@@ -287,14 +300,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
     it("a tool approval clicked in the page resumes the run; the buttons work from the keyboard with a visible focus, and a reload shows the same state", async () => {
       const v = asking as ViewerProcess;
       const { page, errors } = await newPage();
-      await page.goto(v.url);
-      await page
-        .getByRole("button", { name: "Run the scripted agent with a tool that asks first" })
-        .click();
-      await page.waitForURL(/\?c=\d+$/);
-      const id = Number(new URL(page.url()).searchParams.get("c"));
-      const card = page.locator(".tool-call", { hasText: "save_note" });
-      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      const { id, card } = await startAskingRun(page, v);
       await expect(card.locator(".arguments").innerText()).resolves.toBe(
         JSON.stringify({ text: APPROVAL_NOTE }),
       );
@@ -439,14 +445,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)("the viewer in headless Chromium", () => {
       const v = asking as ViewerProcess;
       const before = await noteLines();
       const { page, errors } = await newPage();
-      await page.goto(v.url);
-      await page
-        .getByRole("button", { name: "Run the scripted agent with a tool that asks first" })
-        .click();
-      await page.waitForURL(/\?c=\d+$/);
-      const id = Number(new URL(page.url()).searchParams.get("c"));
-      const card = page.locator(".tool-call", { hasText: "save_note" });
-      await card.locator(".badge", { hasText: "waiting for approval" }).waitFor();
+      const { id } = await startAskingRun(page, v);
       // The first POST reaches the server, which stores the decision; its answer never reaches the page.
       const posted: string[] = [];
       await page.route(`**/api/conversations/${id}/approvals`, async (route) => {

@@ -1,4 +1,4 @@
-import type { ConversationView, EntryRecord } from "@durably/core";
+import type { ConversationView, EntryRecord, UsageTotals } from "@durably/core";
 
 /**
  * What the page renders, built from a `ConversationView`. Each entry becomes
@@ -58,18 +58,8 @@ export interface LiveToolView {
   approval?: { arguments: string; requestedAt: number; note?: string };
 }
 
-/** Model calls and their tokens; `cost` only when every priced call had prices. */
-export interface UsageTotalsView {
-  requests: number;
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  reasoningTokens: number;
-  /** What the priced calls cost (in the unit of the model's prices). */
-  cost?: number;
-  /** Calls whose model declared no prices (not in `cost`). */
-  unpriced?: number;
-}
+/** Model calls and their tokens, as core's usage ledger counts them. */
+export type UsageTotalsView = UsageTotals;
 
 export interface UsageView {
   total: UsageTotalsView;

@@ -1,5 +1,13 @@
-import { defineDoc, MAX_VALUE_BYTES, type Json, type TaskRecord } from "@durably/core";
+import {
+  defineDoc,
+  MAX_VALUE_BYTES,
+  type Json,
+  type Session,
+  type TaskRecord,
+} from "@durably/core";
+import type { Check } from "../storage/support.js";
 import { sessionScenario, type SessionRuleGroup } from "./api.js";
+import type { FaultInjector } from "./faults.js";
 import {
   entryKinds,
   firstElements,
@@ -31,6 +39,24 @@ const Holder = {
   version: 1,
   initial: (input: Json) => input,
 };
+
+/**
+ * After refused writes: no storage call was made since `calls`, the session
+ * is not failed and commits on, and only the next commit's entry is stored.
+ * Closes the session.
+ */
+async function checkRefusalsLeftNothing(
+  session: Session,
+  storage: FaultInjector,
+  check: Check,
+  calls: number,
+): Promise<void> {
+  check.equal(storage.commitCalls.length, calls, "storage.commit calls for the refusals");
+  await session.commit((tx) => tx.appendEntry(ROOT, { kind: "after" }));
+  check.equal(await entryKinds(storage), ["after"], "entries after the refusals");
+  check.same(session.failed, undefined, "the session's failed state");
+  await session.close();
+}
 
 export const valueLimits: SessionRuleGroup = {
   rule: "value limits",
@@ -116,11 +142,7 @@ export const valueLimits: SessionRuleGroup = {
           "TypeError",
           `a value nested 100,000 levels is refused the same way, not by a stack overflow (${String(huge).slice(0, 200)})`,
         );
-        check.equal(storage.commitCalls.length, calls, "storage.commit calls for the refusals");
-        await session.commit((tx) => tx.appendEntry(ROOT, { kind: "after" }));
-        check.equal(await entryKinds(storage), ["after"], "entries after the refusals");
-        check.same(session.failed, undefined, "the session's failed state");
-        await session.close();
+        await checkRefusalsLeftNothing(session, storage, check, calls);
       },
     ),
     sessionScenario(
@@ -257,11 +279,7 @@ export const valueLimits: SessionRuleGroup = {
           );
           check.equal((error as Error).message, message(path), `the error for ${path}`);
         }
-        check.equal(storage.commitCalls.length, calls, "storage.commit calls for the refusals");
-        await session.commit((tx) => tx.appendEntry(ROOT, { kind: "after" }));
-        check.equal(await entryKinds(storage), ["after"], "entries after the refusals");
-        check.same(session.failed, undefined, "the session's failed state");
-        await session.close();
+        await checkRefusalsLeftNothing(session, storage, check, calls);
       },
     ),
     sessionScenario(
