@@ -27,7 +27,7 @@ const WRITE_CHUNK = 128 * 1024;
  * took: 3 leaves commits at least three quarters of the thread while a
  * compaction runs (it then takes about four times as long).
  */
-export const REST_PER_BUSY = 3;
+const REST_PER_BUSY = 3;
 
 /**
  * The index as it stood at one seq, taken between two commit calls:

@@ -1,5 +1,5 @@
-import { spawnSync } from "node:child_process";
 import { cpSync } from "node:fs";
+import { straceFaultArgs, straceSupport } from "@durably/contract-tests";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   expectOneWholeGeneration,
@@ -16,36 +16,8 @@ import { tempDir } from "./support/temp-dir.js";
 // compaction-faults.test.ts instead). Each case says which side of the switch it is on
 // and what the storage must do; every case then reopens and checks every acknowledged commit.
 
-const STRACE = "/usr/bin/strace";
-
-function straceUsable(): string | undefined {
-  const probe = spawnSync(
-    STRACE,
-    [
-      "-f",
-      "-qq",
-      "-o",
-      "/dev/null",
-      "-e",
-      "trace=openat",
-      "-e",
-      "inject=openat:error=EIO:when=1",
-      "-P",
-      "/nonexistent-probe",
-      "--",
-      process.execPath,
-      "-e",
-      `try { require("node:fs").openSync("/nonexistent-probe") } catch (e) { process.exit(e.code === "EIO" ? 0 : 4) }`,
-    ],
-    { encoding: "utf8", timeout: 20_000 },
-  );
-  if (probe.error !== undefined) return `strace could not run: ${probe.error.message}`;
-  return probe.status === 0
-    ? undefined
-    : `strace cannot inject here (exit ${probe.status}): ${probe.stderr.trim()}`;
-}
-
-const unusable = straceUsable();
+const strace = straceSupport();
+const unusable = strace.usable ? undefined : strace.reason;
 
 interface Case {
   name: string;
@@ -131,23 +103,14 @@ describe.skipIf(unusable !== undefined)(
         const dir = tempDir();
         try {
           cpSync(template.path, dir.path, { recursive: true });
-          const strace = [
-            STRACE,
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            `trace=${c.syscalls
-              .split(",")
-              .map((s) => `?${s}`)
-              .join(",")}`,
-            "-e",
-            `inject=${c.syscalls}:error=${c.errno}:when=1`,
-            "-P",
-            c.path(dir.path),
-          ];
-          const run = await runCompactionChild(dir.path, false, "-1:none", strace);
+          if (!strace.usable) throw new Error(strace.reason);
+          const wrapper = straceFaultArgs(strace, {
+            path: c.path(dir.path),
+            syscalls: c.syscalls,
+            errno: c.errno,
+            when: "1",
+          });
+          const run = await runCompactionChild(dir.path, false, "-1:none", wrapper);
           const where = `${c.name}: ${run.lines.filter((l) => !l.startsWith("ack") && !l.startsWith("op")).join(" | ")} ${run.stderr}`;
           expect(run.lines, where).toContain("done");
           const settled = run.lines.find((l) => l.startsWith("compact"));

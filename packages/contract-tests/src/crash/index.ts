@@ -19,6 +19,7 @@ export type { CrashRule } from "./failure.js";
 export { Prng } from "./prng.js";
 export {
   runWithFault,
+  straceFaultArgs,
   straceSupport,
   type PathFault,
   type StraceSupport,

@@ -117,6 +117,36 @@ export interface PathFault {
 }
 
 /**
+ * The strace command line (strace's path and its options; the command follows after `--`) that
+ * fails `fault.syscalls` with `fault.errno` on `fault.path` only. Syscall
+ * names are marked optional (`?`), so a name this architecture lacks (say
+ * `pwritev`) is skipped rather than refused.
+ */
+export function straceFaultArgs(
+  support: Extract<StraceSupport, { usable: true }>,
+  fault: PathFault,
+): string[] {
+  const when = fault.when === undefined ? "" : `:when=${fault.when}`;
+  const trace = fault.syscalls
+    .split(",")
+    .map((name) => `?${name}`)
+    .join(",");
+  return [
+    support.path,
+    "-f",
+    "-qq",
+    "-o",
+    "/dev/null",
+    "-P",
+    fault.path,
+    "-e",
+    `trace=${trace}`,
+    "-e",
+    `inject=${fault.syscalls}:error=${fault.errno}${when}`,
+  ];
+}
+
+/**
  * Runs `command` (an executable and its arguments) under strace with one
  * injected fault on one file, synchronously, and returns what it printed.
  * For adapters' own tests of a single fault (an open, a close); the crash
@@ -128,25 +158,11 @@ export function runWithFault(
   command: readonly string[],
   timeoutMs = 60_000,
 ): { status: number | null; stdout: string; stderr: string } {
-  const when = fault.when === undefined ? "" : `:when=${fault.when}`;
-  const run = spawnSync(
-    support.path,
-    [
-      "-f",
-      "-qq",
-      "-o",
-      "/dev/null",
-      "-P",
-      fault.path,
-      "-e",
-      `trace=${fault.syscalls}`,
-      "-e",
-      `inject=${fault.syscalls}:error=${fault.errno}${when}`,
-      "--",
-      ...command,
-    ],
-    { encoding: "utf8", timeout: timeoutMs },
-  );
+  const [strace, ...options] = straceFaultArgs(support, fault);
+  const run = spawnSync(strace as string, [...options, "--", ...command], {
+    encoding: "utf8",
+    timeout: timeoutMs,
+  });
   if (run.error !== undefined) throw run.error;
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
