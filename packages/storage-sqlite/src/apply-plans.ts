@@ -6,13 +6,14 @@ import {
   type WriteConflict,
 } from "@durably/core/storage";
 import { columnText, rowCrc } from "./checksums.js";
-import { insertRevision, retire, setBase, setLastSeq, stateCrc } from "./document-writes.js";
+import { insertRevision, retire, setBase, stateCrc } from "./document-writes.js";
 import { readDocumentRow } from "./documents.js";
 import type { EncodedCall, EncodedWrite } from "./encode-writes.js";
 import { EntryLinks } from "./entry-links.js";
 import type { RowReader } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
 import { SqliteView } from "./sqlite-view.js";
+import { writeTip } from "./tips.js";
 
 const INSERT_CONVERSATION =
   "INSERT INTO conversations (id, owner_task_id, record, crc) VALUES (?, ?, ?, ?)";
@@ -26,11 +27,10 @@ const UPSERT_TASK = `INSERT INTO tasks (id, conversation_id, kind, status, abort
 const UPSERT_SUBMISSION = `INSERT INTO submissions (id, conversation_id, status, request_id, record, crc) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, status = excluded.status,
     request_id = excluded.request_id, record = excluded.record, crc = excluded.crc`;
-const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc)
-  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`;
+const INSERT_DOCUMENT = `INSERT INTO documents (id, kind, key, scope, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc)
+  VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`;
 const RECLAIM_BEFORE = "DELETE FROM document_revisions WHERE document_id = ? AND seq < ?";
 const RECLAIM_ALL = "DELETE FROM document_revisions WHERE document_id = ?";
-const SET_NEXT_SEQ = "UPDATE metadata SET value = ?, crc = ? WHERE name = 'next_seq'";
 const SET_HIGH_WATER = "UPDATE ids SET high_water = ?, crc = ? WHERE namespace = 'global'";
 /** How far past the highest used id the stored high-water mark is set, so it is rewritten about once per this many ids. */
 export const ID_RESERVATION = 1024;
@@ -117,7 +117,7 @@ export function applyCall(
   let persistedHighWater = counters.persistedHighWater;
   const nextSeq = counters.nextSeq + stored;
   if (stored > 0) {
-    db.run(SET_NEXT_SEQ, [nextSeq, rowCrc("", columnText.counter("next_seq", nextSeq))]);
+    writeTip(db, 0, "seq", nextSeq);
     chains.links.flush();
     if (highWater > persistedHighWater) {
       // Reserve ahead, so most commits leave the ids page alone (one page less to write).
@@ -202,10 +202,9 @@ function applyPlan(
           seq,
           content.version,
           seq,
-          seq,
           recordJson,
           rowCrc(recordJson, fixed),
-          stateCrc(record.id, content.version, seq, null, seq),
+          stateCrc(record.id, content.version, seq, null),
         ]);
         // A copy's value is known only once planned: serialise it now.
         insertRevision(
@@ -230,10 +229,7 @@ function applyPlan(
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (w.currentOnly) db.run(RECLAIM_BEFORE, [id, seq]);
           chains.revisions.set(id, { baseSeq: seq, lastSeq: seq });
-        } else {
-          setLastSeq(db, id, content.version, before.baseSeq, seq);
-          chains.revisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
-        }
+        } else chains.revisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
         break;
       }
       case "document.retire": {

@@ -1,6 +1,6 @@
 import { StorageCorrupted } from "@durably/core";
 import { columnText, rowCrc, rowMatches } from "./checksums.js";
-import { v3ColumnText } from "./legacy-checksums.js";
+import { v3ColumnText, v4ColumnText } from "./legacy-checksums.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
 /** Rows read per statement while backfilling, so a large file never sits in memory at once. */
@@ -55,7 +55,8 @@ interface StoredDocumentState {
  * each document the seq of its newest revision. Every row's version-3
  * checksum is verified before it is resealed, so a row damaged before the
  * upgrade is reported (`StorageCorrupted`, table and key) instead of being
- * vouched for. Open runs SQLite's structural check before any migration, so
+ * vouched for. The ends of the chains are sealed in the version-4 layout
+ * (`entry_tips`, `documents.last_seq`), which migration 5 then moves to `tips`. Open runs SQLite's structural check before any migration, so
  * the rows walked here are all the rows the file holds.
  */
 export function backfillChains(db: SqliteStatements, location: string): void {
@@ -78,7 +79,7 @@ function linkEntries(
   let lastHead = 0;
   const closeTip = () => {
     if (conversation === 0) return;
-    const crc = rowCrc("", columnText.tip(conversation, lastId, lastHead));
+    const crc = rowCrc("", v4ColumnText.tip(conversation, lastId, lastHead));
     db.run(INSERT_TIP, [conversation, lastId, lastHead, crc]);
   };
   let after: [number, number] = [Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
@@ -150,7 +151,7 @@ function stampNewestRevisions(
       if (!rowMatches(r.state_crc, "", v3)) throw damaged("documents", String(r.id));
       // A retired current-only document has no revisions left: its base stands for the newest.
       const lastSeq = db.get<{ seq: number }>(NEWEST_REVISION, [r.id])?.seq ?? r.base_seq;
-      const state = columnText.documentState(r.id, r.version, r.base_seq, r.retired_at, lastSeq);
+      const state = v4ColumnText.documentState(r.id, r.version, r.base_seq, r.retired_at, lastSeq);
       db.run(SET_LAST_SEQ, [lastSeq, rowCrc("", state), r.id]);
     }
     const last = rows[rows.length - 1];

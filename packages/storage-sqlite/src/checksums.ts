@@ -53,20 +53,21 @@ export const columnText = {
   /** The parts of a document row fixed at creation; `record` is the content (it holds kind, key and scope). */
   document: (id: number, rewindable: number, createdAt: number) =>
     `\n${id},${rewindable},${createdAt}`,
-  /** The parts of a document row later batches change (content written, retirement): `state_crc`, no content. */
-  documentState: (
-    id: number,
-    version: number,
-    baseSeq: number,
-    retiredAt: number | null,
-    lastSeq: number,
-  ) => `\n${id},${version},${baseSeq},${retiredAt},${lastSeq}`,
+  /** The parts of a document row later batches change (a new base, retirement): `state_crc`, no content. */
+  documentState: (id: number, version: number, baseSeq: number, retiredAt: number | null) =>
+    `\n${id},${version},${baseSeq},${retiredAt}`,
   /** `prevSeq`: the seq of the document's revision before this one, 0 for its first. */
   revision: (documentId: number, seq: number, kind: string, version: number, prevSeq: number) =>
     `\n${documentId},${seq},${q(kind)},${version},${prevSeq}`,
-  /** A counter row (`metadata`, `ids`): no content. */
+  /** A counter row (`ids`): no content. */
   counter: (name: string, value: number) => `\n${q(name)},${value}`,
-  /** A conversation's entry tip (`entry_tips`): its newest entry and newest head, no content. */
-  tip: (conversationId: number, lastId: number, lastHead: number) =>
-    `\n${conversationId},${lastId},${lastHead}`,
+  /**
+   * A row of `tips`, no content: the newest end of a chain (a conversation's
+   * newest entry and head, a document's newest revision) or the seq counter.
+   */
+  tip: (id: number, chain: TipChain, newest: number, newestHead: number) =>
+    `\n${id},"${chain}",${newest},${newestHead}`,
 };
+
+/** What a `tips` row is the end of: `seq` is the seq counter (id 0). */
+export type TipChain = "entries" | "revisions" | "seq";

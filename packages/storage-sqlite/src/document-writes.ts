@@ -1,22 +1,24 @@
 import { columnText, rowCrc } from "./checksums.js";
 import type { DocumentRow } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
+import { writeTip } from "./tips.js";
 
 /**
  * The writes that keep a document's revision chain (see `revision-chain.ts`):
- * each revision names the one before it (`prev_seq`), and the document row
- * names its newest (`last_seq`), both under checksums, so a read notices a
+ * each revision names the one before it (`prev_seq`), and the document's
+ * row in `tips` names its newest, both under checksums, so a read notices a
  * revision the file no longer returns.
  */
 
 const INSERT_REVISION =
   "INSERT INTO document_revisions (document_id, seq, kind, content, version, prev_seq, crc) VALUES (?, ?, ?, ?, ?, ?, ?)";
-const SET_BASE =
-  "UPDATE documents SET version = ?, base_seq = ?, last_seq = ?, state_crc = ? WHERE id = ?";
-const SET_LAST_SEQ = "UPDATE documents SET last_seq = ?, state_crc = ? WHERE id = ?";
+const SET_BASE = "UPDATE documents SET version = ?, base_seq = ?, state_crc = ? WHERE id = ?";
 const RETIRE = "UPDATE documents SET retired_at = ?, state_crc = ? WHERE id = ?";
 
-/** Stores a revision linked to the document's revision before it (`prevSeq`, 0 for its first). */
+/**
+ * Stores a revision linked to the document's revision before it (`prevSeq`,
+ * 0 for its first) and makes it the document's newest (its tip).
+ */
 export function insertRevision(
   db: SqliteStatements,
   documentId: number,
@@ -28,27 +30,17 @@ export function insertRevision(
 ): void {
   const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version, prevSeq));
   db.run(INSERT_REVISION, [documentId, seq, kind, json, version, prevSeq, crc]);
+  writeTip(db, documentId, "revisions", seq);
 }
 
-/** A new base at `seq`: it is both the governing base and the newest revision. */
+/** A new base at `seq` became the governing base (the document row's version and base). */
 export function setBase(db: SqliteStatements, id: number, version: number, seq: number): void {
-  db.run(SET_BASE, [version, seq, seq, stateCrc(id, version, seq, null, seq), id]);
-}
-
-/** A delta at `seq` became the newest revision, so a read notices a lost tail. */
-export function setLastSeq(
-  db: SqliteStatements,
-  id: number,
-  version: number,
-  baseSeq: number,
-  seq: number,
-): void {
-  db.run(SET_LAST_SEQ, [seq, stateCrc(id, version, baseSeq, null, seq), id]);
+  db.run(SET_BASE, [version, seq, stateCrc(id, version, seq, null), id]);
 }
 
 /** Marks the incarnation retired at `seq`, keeping the rest of its state. */
 export function retire(db: SqliteStatements, row: DocumentRow, seq: number): void {
-  db.run(RETIRE, [seq, stateCrc(row.id, row.version, row.base_seq, seq, row.last_seq), row.id]);
+  db.run(RETIRE, [seq, stateCrc(row.id, row.version, row.base_seq, seq), row.id]);
 }
 
 /** The checksum of a document row's changing part. */
@@ -57,7 +49,6 @@ export function stateCrc(
   version: number,
   baseSeq: number,
   retiredAt: number | null,
-  lastSeq: number,
 ): number {
-  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt, lastSeq));
+  return rowCrc("", columnText.documentState(id, version, baseSeq, retiredAt));
 }

@@ -18,7 +18,7 @@ import type { SqliteStatements } from "./sqlite-database.js";
 
 /** A document row by id (the id comes from the query); `readDocumentRow` verifies it. */
 const SELECT_DOCUMENT =
-  "SELECT rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc FROM documents WHERE id = ?";
+  "SELECT rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc FROM documents WHERE id = ?";
 /** Incarnations at one address never overlap in time, so only the newest can be live. */
 export const NEWEST_AT_ADDRESS = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE kind = ? AND scope = ? AND key IS ? ORDER BY created_at DESC LIMIT 1`;
 const NEWEST_BASE_AT = `SELECT seq FROM document_revisions WHERE document_id = ? AND seq <= ? AND kind = 'base' ORDER BY seq DESC LIMIT 1`;

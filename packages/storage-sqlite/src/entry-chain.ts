@@ -1,11 +1,12 @@
-import { ENTRY_COLUMNS, type EntryRow, type RowReader, type TipRow } from "./rows.js";
+import { ENTRY_COLUMNS, type EntryRow, type RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
+import { readTipRow } from "./tips.js";
 
 /**
  * The entry chains (README "Chains"). Every entry row names the entry
  * before it in its conversation (`prev`, in id order, 0 for the first), and
  * every head entry the head before it (`prev_head`); both are covered by the
- * row's checksum. `entry_tips` holds each conversation's newest entry and
+ * row's checksum. `tips` holds each conversation's newest entry and
  * newest head under a checksum of their own. A read that walks a range of a
  * conversation's entries therefore knows which ids it must meet: a row the
  * b-tree or an index no longer returns (a damaged page header, a lost index
@@ -17,7 +18,6 @@ export type Chain = "entries" | "heads";
 
 export type LinkedRow = EntryRow & { id: number };
 
-const SELECT_TIP = "SELECT last_id, last_head, crc FROM entry_tips WHERE conversation_id = ?";
 const FIRST_ABOVE = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT 1`;
 // `head = 1` matches the partial index entries_heads word for word, so the planner uses it.
 const FIRST_HEAD_ABOVE = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? AND head = 1 ORDER BY id LIMIT 1`;
@@ -34,10 +34,8 @@ export function readTip(
   rows: RowReader,
   conversationId: number,
 ): Tip | undefined {
-  const row = db.get<TipRow>(SELECT_TIP, [conversationId]);
-  if (row === undefined) return undefined;
-  rows.tip(conversationId, row);
-  return { lastId: row.last_id, lastHead: row.last_head };
+  const row = readTipRow(db, rows, conversationId, "entries");
+  return row === undefined ? undefined : { lastId: row.newest, lastHead: row.newest_head };
 }
 
 /** The link a row carries in `chain`. */
@@ -63,7 +61,7 @@ export function checkNewestAtOrBelow(
   const tip = readTip(db, rows, conversationId);
   const tipId = chain === "entries" ? (tip?.lastId ?? 0) : (tip?.lastHead ?? 0);
   let expected = tipId;
-  let source = `its tip (entry_tips conversation_id ${conversationId})`;
+  let source = `its tip (tips id/chain ${conversationId}/entries)`;
   if (tipId > upper) {
     const above = db.get<LinkedRow>(chain === "entries" ? FIRST_ABOVE : FIRST_HEAD_ABOVE, [
       conversationId,

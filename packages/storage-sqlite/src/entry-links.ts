@@ -2,6 +2,7 @@ import { columnText, rowCrc } from "./checksums.js";
 import { linkOf, readTip, type Chain, type LinkedRow, type Tip } from "./entry-chain.js";
 import { ENTRY_COLUMNS, type RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
+import { writeTip } from "./tips.js";
 
 const ANY_ENTRY = "SELECT id FROM entries WHERE conversation_id = ? ORDER BY id DESC LIMIT 1";
 const ENTRY_EXISTS = "SELECT 1 AS found FROM entries WHERE id = ?";
@@ -12,8 +13,6 @@ const LAST_HEAD_BELOW =
 const FIRST_ABOVE = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT 1`;
 const FIRST_HEAD_ABOVE = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND id > ? AND head = 1 ORDER BY id LIMIT 1`;
 const RELINK = "UPDATE entries SET prev = ?, prev_head = ?, crc = ? WHERE id = ?";
-const UPSERT_TIP = `INSERT INTO entry_tips (conversation_id, last_id, last_head, crc) VALUES (?, ?, ?, ?)
-  ON CONFLICT (conversation_id) DO UPDATE SET last_id = excluded.last_id, last_head = excluded.last_head, crc = excluded.crc`;
 
 /** The links a new entry row carries. */
 export interface Links {
@@ -54,8 +53,8 @@ export class EntryLinks {
       const any = this.#db.get<{ id: number }>(ANY_ENTRY, [conversationId]);
       if (any !== undefined)
         throw this.#rows.corrupted(
-          "entry_tips",
-          conversationId,
+          "tips",
+          `${conversationId}/entries`,
           `conversation ${conversationId} has entries (entry ${any.id}) but no tip row: the row is lost`,
         );
       stored = { lastId: 0, lastHead: 0 };
@@ -130,9 +129,7 @@ export class EntryLinks {
 
   /** Writes the tips the call moved, once per conversation. */
   flush(): void {
-    for (const [conversationId, tip] of this.#call) {
-      const crc = rowCrc("", columnText.tip(conversationId, tip.lastId, tip.lastHead));
-      this.#db.run(UPSERT_TIP, [conversationId, tip.lastId, tip.lastHead, crc]);
-    }
+    for (const [conversationId, tip] of this.#call)
+      writeTip(this.#db, conversationId, "entries", tip.lastId, tip.lastHead);
   }
 }

@@ -19,3 +19,23 @@ export const v3ColumnText = {
     `\n${documentId},${seq},${q(kind)},${version}`,
   counter: (name: string, value: number) => `\n${q(name)},${value}`,
 };
+
+/**
+ * The checksum formulas of schema version 4 that version 5 changed, frozen:
+ * migration 4 seals the chains' ends with them (a document's newest
+ * revision in its state checksum, `entry_tips` rows, the `next_seq` row of
+ * `metadata`), and migration 5 verifies them before it moves those ends into
+ * `tips`. Never change these.
+ */
+export const v4ColumnText = {
+  documentState: (
+    id: number,
+    version: number,
+    baseSeq: number,
+    retiredAt: number | null,
+    lastSeq: number,
+  ) => `\n${id},${version},${baseSeq},${retiredAt},${lastSeq}`,
+  tip: (conversationId: number, lastId: number, lastHead: number) =>
+    `\n${conversationId},${lastId},${lastHead}`,
+  counter: (name: string, value: number) => `\n${q(name)},${value}`,
+};

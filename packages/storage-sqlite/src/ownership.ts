@@ -4,6 +4,7 @@ import { typedDriverError } from "./driver-errors.js";
 import { checkStructure, type OpenCheck } from "./open-check.js";
 import { RowReader } from "./rows.js";
 import { migrate, SCHEMA_VERSION, storedSchemaVersion } from "./schema.js";
+import { readTipRow } from "./tips.js";
 import {
   isBusyError,
   isIoError,
@@ -130,15 +131,16 @@ async function setMode(
 
 function readCounters(db: SqliteStatements, rows: RowReader): Counters {
   const file = rows.file;
-  const seq = db.get<{ value: number; crc: number }>(
-    "SELECT value, crc FROM metadata WHERE name = 'next_seq'",
-  );
-  if (seq === undefined || !Number.isSafeInteger(seq.value) || seq.value < 1)
-    throw new StorageCorrupted(`${file}: table metadata has no valid next_seq row`, {
-      file,
-      table: "metadata",
-    });
-  rows.counter("metadata", "next_seq", seq.value, seq.crc);
+  const seq = readTipRow(db, rows, 0, "seq");
+  if (seq === undefined || !Number.isSafeInteger(seq.newest) || seq.newest < 1)
+    throw new StorageCorrupted(
+      `${file}: table tips has no valid seq counter row (id 0, chain 'seq')`,
+      {
+        file,
+        table: "tips",
+        key: "0/seq",
+      },
+    );
   const ids = db.get<{ high_water: number; crc: number }>(
     "SELECT high_water, crc FROM ids WHERE namespace = 'global'",
   );
@@ -148,7 +150,7 @@ function readCounters(db: SqliteStatements, rows: RowReader): Counters {
       table: "ids",
     });
   rows.counter("ids", "global", ids.high_water, ids.crc);
-  return { nextSeq: seq.value, persistedHighWater: ids.high_water, highWater: ids.high_water };
+  return { nextSeq: seq.newest, persistedHighWater: ids.high_water, highWater: ids.high_water };
 }
 
 /**

@@ -152,8 +152,11 @@ export class RecordReads {
                     "entries",
                     row.id,
                     this.#rows.entry(row.id, row),
-                    (e) => e.conversationId === range.conversationId && e.head != null,
-                    `the heads of conversation ${range.conversationId}`,
+                    (e) =>
+                      e.conversationId === range.conversationId &&
+                      e.head != null &&
+                      inRange(e.id, range),
+                    `the heads of conversation ${range.conversationId} in ${rangeText(range)}`,
                   );
             checkNewestAtOrBelow(db, this.#rows, "heads", range, row?.id);
             if (head !== undefined) return head;
@@ -187,8 +190,9 @@ export class RecordReads {
                   "entries",
                   row.id,
                   this.#rows.entry(row.id, row),
-                  (e) => e.conversationId === range.conversationId,
-                  `the entries of conversation ${range.conversationId}`,
+                  // A damaged index key can place a row outside the range asked for (a row of an earlier page again).
+                  (e) => e.conversationId === range.conversationId && inRange(e.id, range),
+                  `the entries of conversation ${range.conversationId} in ${rangeText(range)}`,
                 ),
               );
             checkEntryRange(db, this.#rows, range, read, order, read.length < left);
@@ -329,4 +333,14 @@ export class RecordReads {
     }
     return sql;
   }
+}
+
+function inRange(id: number, range: EntryRange): boolean {
+  return id > range.lower && id <= range.upper;
+}
+
+function rangeText(range: EntryRange): string {
+  return range.upper >= Number.MAX_SAFE_INTEGER
+    ? `ids above ${range.lower}`
+    : `ids ${range.lower + 1}..${range.upper}`;
 }

@@ -1,5 +1,6 @@
 import { REVISION_COLUMNS, type DocumentRow, type RevisionRow, type RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
+import { newestRevision } from "./tips.js";
 
 const FIRST_ABOVE = `SELECT ${REVISION_COLUMNS} FROM document_revisions WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT 1`;
 
@@ -7,8 +8,8 @@ const FIRST_ABOVE = `SELECT ${REVISION_COLUMNS} FROM document_revisions WHERE do
  * Checks that a materialisation read exactly the revisions the document
  * wrote from `from` (its governing base) up to `at`, independent of the
  * b-tree that returned them. Every revision names the one before it
- * (`prev_seq`, under its checksum) and the document row names its newest
- * (`last_seq`, under the state checksum), so a revision the file no longer
+ * (`prev_seq`, under its checksum) and the document's row in `tips` names
+ * its newest (under the tip's checksum), so a revision the file no longer
  * returns (a damaged page header drops cells from the middle of a leaf)
  * shows as a link to a seq the read never met: `StorageCorrupted` naming the
  * document and the missing seq, never a value built without that delta.
@@ -47,12 +48,13 @@ export function checkRevisionChain(
   }
   const last = read[read.length - 1];
   if (last === undefined) return;
-  let expected = document.last_seq;
-  let source = `the document row names it as its newest revision`;
-  if (at !== "current" && at < document.last_seq) {
+  const newest = newestRevision(db, rows, id);
+  let expected = newest;
+  let source = `the document's tip names it as its newest revision`;
+  if (at !== "current" && at < newest) {
     const above = db.get<RevisionRow>(FIRST_ABOVE, [id, at]);
     if (above === undefined)
-      throw missing(document.last_seq, `${source}, but no revision after seq ${at} is found`);
+      throw missing(newest, `${source}, but no revision after seq ${at} is found`);
     rows.revision(id, above);
     expected = above.prev_seq;
     source = `revision seq ${above.seq}, the first after seq ${at}, names it as the revision before it`;

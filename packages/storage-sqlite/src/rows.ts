@@ -9,7 +9,7 @@ import {
   type TaskRecord,
 } from "@durably/core";
 import { scopeKey } from "@durably/core/storage";
-import { columnText, rowMatches } from "./checksums.js";
+import { columnText, rowMatches, type TipChain } from "./checksums.js";
 
 /**
  * The rows as read back, with the columns their checksum covers. Every read
@@ -21,7 +21,7 @@ export const ENTRY_COLUMNS = "id, commit_seq, prev, prev_head, record, crc";
 export const TASK_COLUMNS = "id, record, crc";
 export const SUBMISSION_COLUMNS = "id, record, crc";
 export const DOCUMENT_COLUMNS =
-  "id, rewindable, created_at, retired_at, version, base_seq, last_seq, record, crc, state_crc";
+  "id, rewindable, created_at, retired_at, version, base_seq, record, crc, state_crc";
 /** A revision range is read for one document: its id comes from the query. */
 export const REVISION_COLUMNS = "seq, kind, content, version, prev_seq, crc";
 
@@ -39,10 +39,11 @@ export interface EntryRow extends RecordRow {
   prev_head: number;
 }
 
-/** A conversation's row in `entry_tips`. */
+/** A row of `tips`: the newest end of a chain (see `tips.ts`). */
 export interface TipRow {
-  last_id: number;
-  last_head: number;
+  newest: number;
+  /** A conversation's newest head; 0 for the other chains. */
+  newest_head: number;
   crc: number;
 }
 
@@ -53,8 +54,6 @@ export interface DocumentRow {
   retired_at: number | null;
   version: number;
   base_seq: number;
-  /** The seq of the newest revision written. */
-  last_seq: number;
   record: string;
   crc: number;
   state_crc: number;
@@ -133,19 +132,9 @@ export class RowReader {
   documentRow(row: DocumentRow): DocumentRow {
     const fixed = columnText.document(row.id, row.rewindable, row.created_at);
     if (!rowMatches(row.crc, row.record, fixed)) throw this.#mismatch("documents", row.id);
-    const state = columnText.documentState(
-      row.id,
-      row.version,
-      row.base_seq,
-      row.retired_at,
-      row.last_seq,
-    );
+    const state = columnText.documentState(row.id, row.version, row.base_seq, row.retired_at);
     if (!rowMatches(row.state_crc, "", state))
-      throw this.#mismatch(
-        "documents",
-        row.id,
-        "its version, base, newest revision and retirement columns",
-      );
+      throw this.#mismatch("documents", row.id, "its version, base and retirement columns");
     return row;
   }
 
@@ -200,14 +189,14 @@ export class RowReader {
     return value as Json;
   }
 
-  /** A conversation's entry tip, verified. */
-  tip(conversationId: number, row: TipRow): TipRow {
-    if (!rowMatches(row.crc, "", columnText.tip(conversationId, row.last_id, row.last_head)))
-      throw this.#mismatch("entry_tips", conversationId);
+  /** A row of `tips`, verified. */
+  tip(id: number, chain: TipChain, row: TipRow): TipRow {
+    if (!rowMatches(row.crc, "", columnText.tip(id, chain, row.newest, row.newest_head)))
+      throw this.#mismatch("tips", `${id}/${chain}`);
     return row;
   }
 
-  /** A counter row (`metadata`, `ids`), verified. */
+  /** A counter row (`ids`), verified. */
   counter(table: string, name: string, value: number, crc: unknown): number {
     if (!rowMatches(crc, "", columnText.counter(name, value))) throw this.#mismatch(table, name);
     return value;
@@ -248,8 +237,8 @@ export class RowReader {
     const row =
       table === "document_revisions"
         ? `document_id/seq ${key}`
-        : table === "entry_tips"
-          ? `conversation_id ${key}`
+        : table === "tips"
+          ? `id/chain ${key}`
           : `id ${key}`;
     return new StorageCorrupted(
       `${this.file}: ${table} ${row}: ${problem}`,

@@ -1,6 +1,7 @@
 import { StorageCorrupted, StorageVersionError } from "@durably/core";
 import { backfillChains } from "./backfill-chains.js";
 import { backfillChecksums } from "./backfill-checksums.js";
+import { backfillTips } from "./backfill-tips.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 
 export interface Migration {
@@ -20,7 +21,11 @@ export interface Migration {
  * reads verify, so a row the b-tree no longer returns is noticed: each entry
  * names the entry (and each head the head) before it in its conversation,
  * `entry_tips` holds each conversation's newest entry and head, each revision
- * names the revision before it and each document its newest revision.
+ * names the revision before it and each document its newest revision;
+ * version 5 moves the ends of those chains (each conversation's newest
+ * entry and head, each document's newest revision) and the seq counter into
+ * one small table, `tips`, so a commit writes one b-tree page for them
+ * instead of three (`entry_tips`, the document row, `metadata`).
  * Never edit a shipped migration: add a new one.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -149,6 +154,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE document_revisions ADD COLUMN prev_seq INTEGER NOT NULL DEFAULT 0;
     `,
     backfill: backfillChains,
+  },
+  {
+    version: 5,
+    // `id` is a conversation's (chain 'entries'), a document's ('revisions') or 0 ('seq').
+    sql: `
+      CREATE TABLE tips (
+        id INTEGER NOT NULL,
+        chain TEXT NOT NULL CHECK (chain IN ('entries', 'revisions', 'seq')),
+        newest INTEGER NOT NULL,
+        newest_head INTEGER NOT NULL,
+        crc INTEGER NOT NULL,
+        PRIMARY KEY (id, chain)
+      ) WITHOUT ROWID;
+    `,
+    backfill: backfillTips,
   },
 ];
 

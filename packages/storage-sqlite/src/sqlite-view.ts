@@ -9,6 +9,7 @@ import {
 import { newestAtAddress, readDocumentRow, rowState, valueFromRows } from "./documents.js";
 import type { DocumentRow, RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
+import { newestRevision } from "./tips.js";
 
 const CONVERSATION_EXISTS = "SELECT 1 AS found FROM conversations WHERE id = ?";
 
@@ -79,7 +80,7 @@ export class SqliteView implements PlanView {
     const known = this.documents.get(id);
     if (known !== undefined) return { baseSeq: known.newestBaseSeq, lastSeq: known.lastSeq };
     const row = this.#row(id) as DocumentRow;
-    return { baseSeq: row.base_seq, lastSeq: row.last_seq };
+    return { baseSeq: row.base_seq, lastSeq: newestRevision(this.db, this.rows, id) };
   }
 
   liveAt(address: DocumentAddress): number | undefined {

@@ -215,13 +215,13 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
     },
   );
 
-  it("a changed next_seq counter fails open with StorageCorrupted naming table metadata", async () => {
+  it("a changed seq counter fails open with StorageCorrupted naming its row of tips", async () => {
     // Seqs going backwards would hand out seqs already used.
-    editDatabase(database.path, "UPDATE metadata SET value = 1 WHERE name = 'next_seq'");
+    editDatabase(database.path, "UPDATE tips SET newest = 1 WHERE id = 0 AND chain = 'seq'");
     const error = await openFailure(database.path);
     expect(error).toBeInstanceOf(StorageCorrupted);
     expect(error).toMatchObject({
-      location: { file: database.path, table: "metadata", key: "next_seq" },
+      location: { file: database.path, table: "tips", key: "0/seq" },
     });
   });
 
@@ -237,24 +237,25 @@ describe("row checksums: a flipped byte is an error, not different data", () => 
     const d = raw.prepare("SELECT * FROM documents WHERE id = 5").get() as Record<string, unknown>;
     const fixed = [d.id, d.rewindable, d.created_at];
     expect(d.crc).toBe(crc32(`${d.record as string}\n${JSON.stringify(fixed).slice(1, -1)}`));
-    const state = [d.id, d.version, d.base_seq, d.retired_at, d.last_seq];
+    const state = [d.id, d.version, d.base_seq, d.retired_at];
     expect(d.state_crc).toBe(crc32(`\n${JSON.stringify(state).slice(1, -1)}`));
     const r = raw
       .prepare("SELECT * FROM document_revisions WHERE document_id = 5 ORDER BY seq DESC LIMIT 1")
       .get() as Record<string, unknown>;
     const revision = [r.document_id, r.seq, r.kind, r.version, r.prev_seq];
     expect(r.crc).toBe(crc32(`${r.content as string}\n${JSON.stringify(revision).slice(1, -1)}`));
-    const tip = raw.prepare("SELECT * FROM entry_tips WHERE conversation_id = 1").get() as Record<
+    const tips = raw.prepare("SELECT * FROM tips ORDER BY id, chain").all() as Record<
       string,
       unknown
-    >;
-    const tipColumns = [tip.conversation_id, tip.last_id, tip.last_head];
-    expect(tip.crc).toBe(crc32(`\n${JSON.stringify(tipColumns).slice(1, -1)}`));
-    const m = raw.prepare("SELECT * FROM metadata WHERE name = 'next_seq'").get() as {
-      value: number;
-      crc: number;
-    };
-    expect(m.crc).toBe(crc32(`\n"next_seq",${m.value}`));
+    >[];
+    // The seq counter, conversation 1's entries, document 5's revisions at least.
+    expect(tips.map((t) => `${t.id as number}/${t.chain as string}`)).toEqual(
+      expect.arrayContaining(["0/seq", "1/entries", "5/revisions"]),
+    );
+    for (const tip of tips) {
+      const tipColumns = [tip.id, tip.chain, tip.newest, tip.newest_head];
+      expect(tip.crc).toBe(crc32(`\n${JSON.stringify(tipColumns).slice(1, -1)}`));
+    }
     raw.close();
   });
 

@@ -138,7 +138,7 @@ describe("SQLite's own corruption errors come out as StorageCorrupted naming the
   });
 
   it("a smashed counters page fails open with StorageCorrupted naming the file, and open leaves the file as it was", async () => {
-    const { root, pageSize } = pagesOf("metadata");
+    const { root, pageSize } = pagesOf("tips");
     smashPage(root, pageSize);
     const error = await failure(() => openSqliteStorage(database.path));
     expect(error.location).toMatchObject({ file: database.path });

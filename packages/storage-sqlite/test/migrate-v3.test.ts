@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StorageCorrupted, type EntryId } from "@durably/core";
-import { openSqliteStorage } from "../src/index.js";
+import { openSqliteStorage, SCHEMA_VERSION } from "../src/index.js";
 import { tempDir } from "./helpers.js";
 import { LEGACY_COMMITS, LEGACY_FORK_AT } from "./support/legacy-file.js";
 import { REWINDABLE, ROOT, verifyLedger, writeLedger, type Ledger } from "./support/ledger.js";
@@ -51,13 +51,15 @@ describe("a schema-version-3 file written by the previous release", () => {
     });
   });
 
-  it("opens at version 4 and reads back exactly what it held, with every entry and revision linked", async () => {
+  it("opens at the current version and reads back exactly what it held, with every entry and revision linked", async () => {
     const path = copy();
     const storage = await openSqliteStorage(path);
     expect(await verifyLedger(storage, ledger)).toEqual([]);
     await storage.close();
     raw(path, (db) => {
-      expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 4 });
+      expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({
+        v: SCHEMA_VERSION,
+      });
       // Each entry links to the one before it in its conversation; the tips name the newest.
       const entries = db
         .prepare("SELECT id, prev FROM entries WHERE conversation_id = ? ORDER BY id")
@@ -65,8 +67,8 @@ describe("a schema-version-3 file written by the previous release", () => {
       expect(entries.length).toBe(LEGACY_COMMITS);
       entries.forEach((e, i) => expect(e.prev, `entry ${e.id}`).toBe(entries[i - 1]?.id ?? 0));
       expect(
-        db.prepare("SELECT last_id FROM entry_tips WHERE conversation_id = ?").get(ROOT),
-      ).toEqual({ last_id: entries[entries.length - 1]?.id });
+        db.prepare("SELECT newest FROM tips WHERE id = ? AND chain = 'entries'").get(ROOT),
+      ).toEqual({ newest: entries[entries.length - 1]?.id });
       const revisions = db
         .prepare("SELECT seq, prev_seq FROM document_revisions WHERE document_id = ? ORDER BY seq")
         .all(REWINDABLE) as { seq: number; prev_seq: number }[];

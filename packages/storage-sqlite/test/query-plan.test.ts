@@ -13,7 +13,15 @@ const GROWING = [
   "submissions",
   "documents",
   "document_revisions",
+  "tips",
 ];
+
+/**
+ * What schema version 5 removed: the statements of the earlier migrations
+ * that name them (run once per file, inside its migration, on an empty or
+ * old file) cannot be planned against the current schema, and only they.
+ */
+const REMOVED_BY_MIGRATIONS = /no such (table: (entry_tips|metadata)|column: last_seq)/;
 
 let dir: ReturnType<typeof tempDir>;
 let recording: RecordingDatabase;
@@ -37,7 +45,13 @@ async function fullScans(
   sql: string,
   params: readonly (string | number | null)[],
 ): Promise<string[]> {
-  const plan = await recording.inner.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
+  let plan: { detail: string }[];
+  try {
+    plan = await recording.inner.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
+  } catch (error) {
+    if (REMOVED_BY_MIGRATIONS.test(String(error))) return [];
+    throw error;
+  }
   return plan
     .filter(({ detail }) => {
       const scan = /^SCAN (\w+)/.exec(detail);

@@ -20,12 +20,11 @@ const TABLES = [
   "document_revisions",
   "documents",
   "entries",
-  "entry_tips",
   "ids",
-  "metadata",
   "migrations",
   "submissions",
   "tasks",
+  "tips",
 ];
 
 let dir: ReturnType<typeof tempDir>;
@@ -44,7 +43,7 @@ function columns(db: Database.Database, table: string): string[] {
 }
 
 describe("schema and migrations", () => {
-  it("creates the ten tables, with entries and document_revisions shaped as documented, at version 4", async () => {
+  it("creates the nine tables, with entries, document_revisions and tips shaped as documented, at version 5", async () => {
     const storage = await openSqliteStorage(path);
     await storage.close();
     const db = new Database(path, { readonly: true });
@@ -73,8 +72,14 @@ describe("schema and migrations", () => {
       { version: 2 },
       { version: 3 },
       { version: 4 },
+      { version: 5 },
     ]);
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(columns(db, "tips")).toEqual(["id", "chain", "newest", "newest_head", "crc"]);
+    expect(columns(db, "documents")).not.toContain("last_seq");
+    expect(db.prepare("SELECT id, chain, newest FROM tips").all()).toEqual([
+      { id: 0, chain: "seq", newest: 1 },
+    ]);
+    expect(SCHEMA_VERSION).toBe(5);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.close();
   });
@@ -105,6 +110,7 @@ describe("schema and migrations", () => {
       { version: 2 },
       { version: 3 },
       { version: 4 },
+      { version: 5 },
     ]);
     expect(
       db
@@ -131,14 +137,19 @@ describe("schema and migrations", () => {
     expect(seq).toBe(3);
     await storage.close();
     const db = new Database(path);
-    expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 4 });
+    expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 5 });
     expect(db.prepare("SELECT id, head, prev, prev_head FROM entries ORDER BY id").all()).toEqual([
       { id: 2, head: 0, prev: 0, prev_head: 0 },
       { id: 3, head: 1, prev: 2, prev_head: 0 },
     ]);
-    expect(db.prepare("SELECT conversation_id, last_id, last_head FROM entry_tips").all()).toEqual([
-      { conversation_id: 1, last_id: 3, last_head: 3 },
-    ]);
+    // The seq counter after the commit above (seq 3), conversation 1's entries, document 5's revisions.
+    expect(db.prepare("SELECT id, chain, newest, newest_head FROM tips ORDER BY id").all()).toEqual(
+      [
+        { id: 0, chain: "seq", newest: 4, newest_head: 0 },
+        { id: 1, chain: "entries", newest: 3, newest_head: 3 },
+        { id: 5, chain: "revisions", newest: 2, newest_head: 0 },
+      ],
+    );
     expect(
       db.prepare("SELECT sql FROM sqlite_master WHERE name = 'entries_heads'").get(),
     ).toMatchObject({ sql: expect.not.stringContaining("json_extract") as unknown });

@@ -232,15 +232,15 @@ describe("SQLite storage", () => {
   });
 
   it.each([
-    ["metadata", "DELETE FROM metadata WHERE name = 'next_seq'", "next_seq"],
-    ["ids", "DELETE FROM ids WHERE namespace = 'global'", "high_water"],
+    ["tips", "id = 0 AND chain = 'seq'", "seq counter"],
+    ["ids", "namespace = 'global'", "high_water"],
   ])(
     "refuses to open a file whose %s counter row is missing, as StorageCorrupted naming the table, and leaves the file as it was",
-    async (table, remove, named) => {
+    async (table, row, named) => {
       await commit([conversation, entry(2, "kept")]);
       await storage.close();
       const raw = new Database(path);
-      raw.prepare(remove).run();
+      raw.prepare(`DELETE FROM ${table} WHERE ${row}`).run();
       raw.close();
       const error = await openSqliteStorage(path).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StorageCorrupted);
@@ -248,7 +248,9 @@ describe("SQLite storage", () => {
       expect((error as Error).message).toContain(named);
       // The refused open changed nothing and let go of the file.
       const again = new Database(path);
-      expect(again.prepare(`SELECT count(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
+      expect(again.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${row}`).get()).toEqual({
+        n: 0,
+      });
       expect(again.prepare("SELECT count(*) AS n FROM entries").get()).toEqual({ n: 1 });
       again.close();
     },
