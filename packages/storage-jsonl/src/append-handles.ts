@@ -14,15 +14,21 @@ export class AppendHandles {
     private readonly limit: number,
   ) {}
 
-  /** The handle for `file`, opening (and creating) the file when needed. */
-  async get(file: string): Promise<AppendFile> {
+  /** The open handle for `file`, marked most recently used, or `undefined` when it is not open. */
+  cached(file: string): AppendFile | undefined {
     const handle = this.open.get(file);
     if (handle !== undefined) {
       // Re-insert: Map order is the recency order.
       this.open.delete(file);
       this.open.set(file, handle);
-      return handle;
     }
+    return handle;
+  }
+
+  /** The handle for `file`, opening (and creating) the file when needed. */
+  async get(file: string): Promise<AppendFile> {
+    const handle = this.cached(file);
+    if (handle !== undefined) return handle;
     const opened = await this.fs.openAppend(`${this.directory}/${file}`);
     this.open.set(file, opened);
     return opened;

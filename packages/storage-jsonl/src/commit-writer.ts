@@ -170,7 +170,8 @@ export async function writeCall(
 ): Promise<void> {
   const files: { handle: AppendFile; text: string }[] = [];
   for (const [file, chunk] of call.sidecars)
-    files.push({ handle: await handles.get(file), text: chunk.text });
+    // An open handle is taken without a promise hop: a commit call touches one file per document.
+    files.push({ handle: handles.cached(file) ?? (await handles.get(file)), text: chunk.text });
   await settleAll(files.map((f) => f.handle.append(Buffer.from(f.text))));
   if (fsync) {
     const flushes = files.map((f) => f.handle.flush());
