@@ -1,48 +1,16 @@
-import { copyFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StorageCorrupted, type EntryId } from "@durably/core";
 import { openSqliteStorage, SCHEMA_VERSION } from "../src/index.js";
-import { tempDir } from "./helpers.js";
-import { LEGACY_COMMITS, LEGACY_FORK_AT } from "./support/legacy-file.js";
-import { REWINDABLE, ROOT, verifyLedger, writeLedger, type Ledger } from "./support/ledger.js";
+import { LEGACY_COMMITS } from "./support/legacy-file.js";
+import { useLegacyFixture, withRaw } from "./support/legacy-fixture.js";
+import { REWINDABLE, ROOT, verifyLedger } from "./support/ledger.js";
 
 /** Written by the release before the chains (schema version 3); see test/fixtures/README.md. */
-const FIXTURE = fileURLToPath(new URL("./fixtures/v3-main.sqlite", import.meta.url));
-
-let dir: ReturnType<typeof tempDir>;
-let ledger: Ledger;
-let n = 0;
-
-beforeAll(async () => {
-  dir = tempDir("durably-sqlite-v3-");
-  // The workload is deterministic (fixed ids, seqs from 1): writing it again gives what the fixture holds.
-  const scratch = await openSqliteStorage(join(dir.dir, "scratch.sqlite"));
-  ledger = await writeLedger(scratch, LEGACY_COMMITS, LEGACY_FORK_AT);
-  await scratch.close();
-});
-afterAll(() => dir.cleanup());
-
-function copy(): string {
-  const path = join(dir.dir, `v3-${n++}.sqlite`);
-  copyFileSync(FIXTURE, path);
-  return path;
-}
-
-function raw<T>(path: string, read: (db: Database.Database) => T): T {
-  const db = new Database(path);
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
+const fixture = useLegacyFixture("v3-main.sqlite");
 
 describe("a schema-version-3 file written by the previous release", () => {
   it("is a version-3 file without chains, as that release wrote it", () => {
-    raw(FIXTURE, (db) => {
+    withRaw(fixture.path, (db) => {
       expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 3 });
       const columns = (db.prepare("PRAGMA table_info(entries)").all() as { name: string }[]).map(
         (c) => c.name,
@@ -52,11 +20,11 @@ describe("a schema-version-3 file written by the previous release", () => {
   });
 
   it("opens at the current version and reads back exactly what it held, with every entry and revision linked", async () => {
-    const path = copy();
+    const path = fixture.copy();
     const storage = await openSqliteStorage(path);
-    expect(await verifyLedger(storage, ledger)).toEqual([]);
+    expect(await verifyLedger(storage, fixture.ledger)).toEqual([]);
     await storage.close();
-    raw(path, (db) => {
+    withRaw(path, (db) => {
       expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({
         v: SCHEMA_VERSION,
       });
@@ -79,7 +47,7 @@ describe("a schema-version-3 file written by the previous release", () => {
   });
 
   it("keeps taking commits after the migration, and they read back", async () => {
-    const path = copy();
+    const path = fixture.copy();
     let storage = await openSqliteStorage(path);
     const id = (1000 + 2 * LEGACY_COMMITS) as EntryId;
     await storage.commit(
@@ -95,9 +63,9 @@ describe("a schema-version-3 file written by the previous release", () => {
   });
 
   it("an entry lost after the migration fails the scans that cross it with StorageCorrupted naming it", async () => {
-    const path = copy();
+    const path = fixture.copy();
     await (await openSqliteStorage(path)).close();
-    raw(path, (db) => db.prepare("DELETE FROM entries WHERE id = 1100").run());
+    withRaw(path, (db) => db.prepare("DELETE FROM entries WHERE id = 1100").run());
     const storage = await openSqliteStorage(path);
     const error = await storage
       .scanEntries({ conversationId: ROOT }, 1000)
@@ -109,8 +77,8 @@ describe("a schema-version-3 file written by the previous release", () => {
 
   it("a version-3 file with a row already gone before the migration is sealed as it is found: the migration cannot tell", async () => {
     // What the chains cannot do: a row lost before they existed leaves no link pointing at it.
-    const path = copy();
-    raw(path, (db) => db.prepare("DELETE FROM entries WHERE id = 1100").run());
+    const path = fixture.copy();
+    withRaw(path, (db) => db.prepare("DELETE FROM entries WHERE id = 1100").run());
     const storage = await openSqliteStorage(path);
     const ids = (await storage.scanEntries({ conversationId: ROOT }, 1000)).items.map((e) => e.id);
     expect(ids).not.toContain(1100);

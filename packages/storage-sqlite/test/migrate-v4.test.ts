@@ -1,51 +1,13 @@
-import { copyFileSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { StorageCorrupted, type EntryId } from "@durably/core";
 import { openSqliteStorage, SCHEMA_VERSION } from "../src/index.js";
-import { tempDir } from "./helpers.js";
-import { LEGACY_COMMITS, LEGACY_FORK_AT } from "./support/legacy-file.js";
-import {
-  CURRENT_ONLY,
-  REWINDABLE,
-  ROOT,
-  verifyLedger,
-  writeLedger,
-  type Ledger,
-} from "./support/ledger.js";
+import { LEGACY_COMMITS } from "./support/legacy-file.js";
+import { useLegacyFixture, withRaw } from "./support/legacy-fixture.js";
+import { CURRENT_ONLY, REWINDABLE, ROOT, verifyLedger } from "./support/ledger.js";
 
 /** Written by the release before `tips` (schema version 4); see test/fixtures/README.md. */
-const FIXTURE = fileURLToPath(new URL("./fixtures/v4-main.sqlite", import.meta.url));
-
-let dir: ReturnType<typeof tempDir>;
-let ledger: Ledger;
-let n = 0;
-
-beforeAll(async () => {
-  dir = tempDir("durably-sqlite-v4-");
-  // The workload is deterministic (fixed ids, seqs from 1): writing it again gives what the fixture holds.
-  const scratch = await openSqliteStorage(join(dir.dir, "scratch.sqlite"));
-  ledger = await writeLedger(scratch, LEGACY_COMMITS, LEGACY_FORK_AT);
-  await scratch.close();
-});
-afterAll(() => dir.cleanup());
-
-function copy(): string {
-  const path = join(dir.dir, `v4-${n++}.sqlite`);
-  copyFileSync(FIXTURE, path);
-  return path;
-}
-
-function raw<T>(path: string, read: (db: Database.Database) => T): T {
-  const db = new Database(path);
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
+const fixture = useLegacyFixture("v4-main.sqlite");
 
 interface V4Ends {
   entryTips: { conversation_id: number; last_id: number; last_head: number }[];
@@ -54,7 +16,7 @@ interface V4Ends {
 }
 
 function v4Ends(path: string): V4Ends {
-  return raw(path, (db) => ({
+  return withRaw(path, (db) => ({
     entryTips: db
       .prepare(
         "SELECT conversation_id, last_id, last_head FROM entry_tips ORDER BY conversation_id",
@@ -71,9 +33,9 @@ function v4Ends(path: string): V4Ends {
 
 describe("a schema-version-4 file written by the previous release", () => {
   it("is a version-4 file with entry_tips, metadata and documents.last_seq, as that release wrote it", () => {
-    const ends = v4Ends(FIXTURE);
+    const ends = v4Ends(fixture.path);
     expect(
-      raw(FIXTURE, (db) => db.prepare("SELECT max(version) AS v FROM migrations").get()),
+      withRaw(fixture.path, (db) => db.prepare("SELECT max(version) AS v FROM migrations").get()),
     ).toEqual({ v: 4 });
     expect(ends.entryTips.map((t) => t.conversation_id)).toEqual([ROOT, 2]);
     expect(ends.lastSeqs.map((d) => d.id)).toEqual([REWINDABLE, CURRENT_ONLY]);
@@ -81,12 +43,12 @@ describe("a schema-version-4 file written by the previous release", () => {
   });
 
   it("opens at version 5 with every chain end moved into tips, and reads back exactly what it held", async () => {
-    const path = copy();
+    const path = fixture.copy();
     const before = v4Ends(path);
     const storage = await openSqliteStorage(path);
-    expect(await verifyLedger(storage, ledger)).toEqual([]);
+    expect(await verifyLedger(storage, fixture.ledger)).toEqual([]);
     await storage.close();
-    raw(path, (db) => {
+    withRaw(path, (db) => {
       expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({
         v: SCHEMA_VERSION,
       });
@@ -122,7 +84,7 @@ describe("a schema-version-4 file written by the previous release", () => {
   });
 
   it("keeps taking commits after the migration: seqs continue, and a lost revision is still caught", async () => {
-    const path = copy();
+    const path = fixture.copy();
     let storage = await openSqliteStorage(path);
     const id = (1000 + 2 * LEGACY_COMMITS) as EntryId;
     let seq = 0;
@@ -146,7 +108,7 @@ describe("a schema-version-4 file written by the previous release", () => {
     expect((await storage.document(REWINDABLE, "current"))?.value).toMatchObject({ after: true });
     await storage.close();
     // The newest revision, written after the migration, lost: the document's tip still names it.
-    raw(path, (db) =>
+    withRaw(path, (db) =>
       db
         .prepare("DELETE FROM document_revisions WHERE document_id = ? AND seq = ?")
         .run(REWINDABLE, seq),
@@ -172,14 +134,14 @@ describe("a schema-version-4 file written by the previous release", () => {
   ])(
     "a %s row damaged before the upgrade is refused with StorageCorrupted naming it, and the file stays at version 4, byte for byte",
     async (table, edit, key) => {
-      const path = copy();
-      raw(path, (db) => db.prepare(edit).run());
+      const path = fixture.copy();
+      withRaw(path, (db) => db.prepare(edit).run());
       const bytes = readFileSync(path);
       const error = await openSqliteStorage(path).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StorageCorrupted);
       expect((error as StorageCorrupted).location).toMatchObject({ file: path, table, key });
       expect(readFileSync(path).equals(bytes)).toBe(true);
-      raw(path, (db) =>
+      withRaw(path, (db) =>
         expect(db.prepare("SELECT max(version) AS v FROM migrations").get()).toEqual({ v: 4 }),
       );
     },
