@@ -92,14 +92,18 @@ function parseChecked(text: string, at?: LineCursor): Record<string, unknown> {
 
 /** Checks the members of a line (its `crc` aside). */
 function keys(what: string, value: Record<string, unknown>, expected: readonly string[]): void {
-  const all = Object.keys(value);
-  // Fast path: the writer emits the members in this order, `crc` last.
-  if (all.length === expected.length + 1) {
-    let same = true;
-    for (let i = 0; i < expected.length && same; i++) same = all[i] === expected[i];
-    if (same) return;
+  // Fast path, with no array made: the writer emits the members in this order, `crc` last.
+  let i = 0;
+  let same = true;
+  for (const key in value) {
+    if (key !== (i < expected.length ? expected[i] : "crc")) {
+      same = false;
+      break;
+    }
+    i++;
   }
-  const actual = all.filter((key) => key !== "crc");
+  if (same && i === expected.length + 1) return;
+  const actual = Object.keys(value).filter((key) => key !== "crc");
   for (const key of actual)
     if (!expected.includes(key))
       throw new LineError(`${what}: unexpected field ${JSON.stringify(key)}`);

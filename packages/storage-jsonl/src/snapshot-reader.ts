@@ -70,6 +70,7 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const lines = new FileLines(fs, `${directory}/${SNAPSHOT_FILE}`);
   const state = new JsonlIndex();
+  state.entriesFrom = where;
   const applyOne = oneWriteApplier(state);
   const sidecars = new Map<number, Sidecar>();
   const currentOnly = new Map<number, boolean>();
@@ -86,16 +87,17 @@ export async function loadSnapshot(
           line: n,
         });
       let decoded: SnapshotLine;
+      const text = window.text();
       try {
         if (header === undefined) {
-          header = decodeSnapshotHeader(window.text(), window);
+          header = decodeSnapshotHeader(text, window);
           if (header.generation !== generation)
             throw new LineError(
               `the snapshot of generation ${header.generation}, not ${generation}`,
             );
           continue;
         }
-        decoded = decodeSnapshotLine(window.text(), window);
+        decoded = decodeSnapshotLine(text, window);
         if (decoded.type === "end" && decoded.lines !== n)
           throw new LineError(`the end line says ${decoded.lines} lines, but it is line ${n}`);
         if (decoded.type === "entry" && decoded.seq > header.seq)
@@ -109,10 +111,13 @@ export async function loadSnapshot(
         case "conversation":
           applyOne(0, { type: "conversation", index: 0, value: decoded.value });
           break;
-        case "entry":
-          // The bulk of most snapshots: stored directly, with no plan around each.
-          state.putEntry(decoded.value, decoded.seq);
+        case "entry": {
+          // The bulk of most snapshots: kept as the checked line, parsed again on its first
+          // read, so the parsed objects die young here (no plan around each either).
+          const { value } = decoded;
+          state.putStoredEntry(value.id, value.conversationId, value.head != null, text);
           break;
+        }
         case "task":
           applyOne(0, { type: "task", index: 0, value: decoded.value });
           break;

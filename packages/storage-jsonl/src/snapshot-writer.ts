@@ -38,7 +38,8 @@ export interface Capture {
   seq: number;
   ids: number;
   conversations: ConversationRecord[];
-  entries: StoredEntry[];
+  /** An entry, or the snapshot line it was read from at open and never revived since (see `JsonlIndex`). */
+  entries: (StoredEntry | string)[];
   tasks: TaskRecord[];
   submissions: SubmissionRecord[];
   documents: { record: DocumentRecord; currentOnly: boolean; revisions: RevisionRef[] }[];
@@ -55,7 +56,8 @@ export function capture(state: JsonlIndex): Capture {
     seq: state.lastSeq,
     ids: Math.max(state.highWater, state.persistedHighWater),
     conversations: rows(state.conversations),
-    entries: rows(state.entries),
+    // Entries never read since open stay the lines they were loaded from: nothing is parsed here.
+    entries: state.entries.ids().map((id) => state.entries.stored(id) as StoredEntry | string),
     tasks: rows(state.tasks),
     submissions: rows(state.submissions),
     documents: [...state.documents.values()].map((doc) => ({
@@ -188,7 +190,11 @@ export async function writeGeneration(
     await out.add(encodeSnapshotHeader({ generation, seq: taken.seq, ids: taken.ids }));
     for (const value of taken.conversations) await add({ type: "conversation", value });
     for (const row of taken.entries)
-      await add({ type: "entry", seq: row.commitSeq, value: row.entry });
+      if (typeof row === "string") {
+        // A line of an earlier snapshot of this format, checked at open: copied as it is.
+        lines++;
+        await out.add(`${row}\n`);
+      } else await add({ type: "entry", seq: row.commitSeq, value: row.entry });
     for (const value of taken.tasks) await add({ type: "task", value });
     for (const value of taken.submissions) await add({ type: "submission", value });
     for (const doc of taken.documents) {
