@@ -5,9 +5,11 @@ import { JsonlIndex } from "./jsonl-index.js";
 import { documentFile, LineError } from "./line-format.js";
 import { FileLines } from "./line-reader.js";
 import { sidecarKey, type MarkerSeed, type Sidecar } from "./recovery-markers.js";
+import { lineChecksum } from "./line-checksum.js";
 import {
   decodeSnapshotHeader,
   decodeSnapshotLine,
+  glanceEntryLine,
   SNAPSHOT_FILE,
   type SnapshotHeader,
   type SnapshotLine,
@@ -97,6 +99,18 @@ export async function loadSnapshot(
             );
           continue;
         }
+        // Most entry lines: indexed from their text, checksum checked, decoded on their first read.
+        const glance = glanceEntryLine(text);
+        if (glance !== undefined) {
+          if (lineChecksum(text, glance.crcAt, window) !== glance.crc)
+            throw new LineError("checksum mismatch: the line was changed or damaged");
+          if (glance.seq > header.seq)
+            throw new LineError(
+              `entry ${glance.id} has commit seq ${glance.seq}, after the snapshot's ${header.seq}`,
+            );
+          state.putSnapshotEntry(glance.id, glance.conversationId, false, text, n);
+          continue;
+        }
         decoded = decodeSnapshotLine(text, window);
         if (decoded.type === "end" && decoded.lines !== n)
           throw new LineError(`the end line says ${decoded.lines} lines, but it is line ${n}`);
@@ -112,10 +126,9 @@ export async function loadSnapshot(
           applyOne(0, { type: "conversation", index: 0, value: decoded.value });
           break;
         case "entry": {
-          // The bulk of most snapshots: kept as the checked line, parsed again on its first
-          // read, so the parsed objects die young here (no plan around each either).
+          // Decoded whole here (a head, or laid out otherwise): kept as its line all the same.
           const { value } = decoded;
-          state.putStoredEntry(value.id, value.conversationId, value.head != null, text);
+          state.putSnapshotEntry(value.id, value.conversationId, value.head != null, text, n);
           break;
         }
         case "task":

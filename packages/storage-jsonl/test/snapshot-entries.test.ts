@@ -9,7 +9,6 @@ import {
 } from "@durably/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFileSystem, openJsonlStorage, type JsonlStorage } from "../src/index.js";
-import { JsonlIndex } from "../src/jsonl-index.js";
 import { loadSnapshot } from "../src/snapshot-reader.js";
 import { commitAll, w } from "./support/records.js";
 import { tempDir } from "./support/temp-dir.js";
@@ -183,24 +182,66 @@ describe("snapshot entries kept as their lines until read", () => {
     });
   });
 
-  it("a stored entry whose text does not give it back is StorageCorrupted naming the snapshot, on read", () => {
-    // Unreachable through open (the text parsed there and a string never changes): the guard itself.
-    const index = new JsonlIndex();
-    index.entriesFrom = "gen-3/snapshot.jsonl";
-    index.putStoredEntry(10, 1, false, '{"type":"entry","seq":2,"value":{"id":10,');
-    index.putStoredEntry(11, 1, false, '{"type":"entry","seq":2,"value":{"id":12}}');
-    for (const id of [10, 11]) {
-      let error: unknown;
-      try {
-        index.entries.get(id);
-      } catch (e) {
-        error = e;
-      }
+  it("an entry line whose checksum fails is StorageCorrupted at open, whichever way it is laid out", async () => {
+    const seqs = await compacted();
+    for (const id of [13, 15]) {
+      // 13 is indexed from its text, 15 (a head) decoded whole.
+      const n = lineOf(id);
+      const line = readFileSync(file("gen-1/snapshot.jsonl"), "utf8").split("\n")[n - 1] as string;
+      replaceLine(n, line.replace(`"n":${id}`, `"n":${id + 1}`));
+      const error = await openJsonlStorage(dir.path).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StorageCorrupted);
       expect((error as StorageCorrupted).message).toMatch(
-        new RegExp(`^gen-3/snapshot\\.jsonl: the line of entry ${id}`),
+        new RegExp(`^gen-1/snapshot\\.jsonl line ${n}: checksum mismatch`),
       );
-      expect((error as StorageCorrupted).location).toMatchObject({ file: "gen-3/snapshot.jsonl" });
+      replaceLine(n, line);
     }
+    const storage = await openJsonlStorage(dir.path, { compaction: false });
+    expect(await readBack(storage)).toEqual(expected(seqs));
+    await storage.close();
   });
+});
+
+describe("an entry line that verifies but does not decode (only a faulty writer makes one)", () => {
+  const lines = (seq: number): Record<string, string> => ({
+    "not JSON": `{"type":"entry","seq":${seq},"value":{"id":13,"conversationId":2,"kind":"note","data":]}`,
+    "no kind": `{"type":"entry","seq":${seq},"value":{"id":13,"conversationId":2,"data":"x"}}`,
+    "a second conversationId": `{"type":"entry","seq":${seq},"value":{"id":13,"conversationId":2,"kind":"note","conversationId":1}}`,
+    "a head its text hides": `{"type":"entry","seq":${seq},"value":{"id":13,"conversationId":2,"kind":"note","\\u0068ead":11}}`,
+  });
+  for (const name of Object.keys(lines(1)))
+    it(`${name}: open goes on; reading the entry, scanning its conversation and compacting are StorageCorrupted naming the line`, async () => {
+      const seqs = await compacted();
+      const n = lineOf(13);
+      replaceLine(n, withCrc(lines(seqs.get(13) as number)[name] as string));
+      const storage = await openJsonlStorage(dir.path, { compaction: false });
+      const failures = [
+        await storage.entry(13 as EntryId).catch((e: unknown) => e),
+        await storage
+          .scanEntries({ conversationId: 2 as ConversationId }, 100)
+          .catch((e: unknown) => e),
+        await storage.compact().catch((e: unknown) => e),
+      ];
+      for (const error of failures) {
+        expect(error).toBeInstanceOf(StorageCorrupted);
+        expect((error as StorageCorrupted).message).toMatch(
+          new RegExp(`^gen-1/snapshot\\.jsonl line ${n}: `),
+        );
+        expect((error as StorageCorrupted).location).toEqual({
+          file: "gen-1/snapshot.jsonl",
+          line: n,
+        });
+      }
+      // The compaction failed before its switch: the storage goes on in generation 1.
+      expect(storage.generation).toBe(1);
+      expect(await storage.entry(12 as EntryId)).toEqual({
+        entry: ENTRIES[2],
+        commitSeq: seqs.get(12),
+      });
+      expect(
+        (await storage.scanEntries({ conversationId: 1 as ConversationId }, 100)).items,
+      ).toEqual(expected(seqs).scans[0]);
+      await commitAll(storage, [w.entry(20, 1, "after")]);
+      await storage.close();
+    });
 });
