@@ -89,8 +89,22 @@ const CLOSE_BRACE = 125;
  * its last); -1 otherwise.
  */
 export function crcMemberAt(text: string, parsed: unknown): number {
+  if (typeof parsed !== "number") return -1;
+  const member = crcMember(text);
+  return member !== undefined && member.value === parsed ? member.at : -1;
+}
+
+/**
+ * Where a line's text starts the checksum member it ends with,
+ * `,"crc":<1 to 10 digits>}` (a 32-bit value), and that value, read from
+ * the text alone; undefined when it ends otherwise. Without a parse of the
+ * line, this alone does not prove the member is the line's own: checking
+ * the checksum it gives does (the member is outside what the checksum
+ * covers, and a line whose text verifies is the text its writer wrote).
+ */
+export function crcMember(text: string): { at: number; value: number } | undefined {
   const end = text.length - 1;
-  if (typeof parsed !== "number" || text.charCodeAt(end) !== CLOSE_BRACE) return -1;
+  if (text.charCodeAt(end) !== CLOSE_BRACE) return undefined;
   // Read back from the brace over the digits (no search of the line), then the member's name.
   let value = 0;
   let scale = 1;
@@ -102,8 +116,9 @@ export function crcMemberAt(text: string, parsed: unknown): number {
     scale *= 10;
   }
   const at = from - CRC_MEMBER.length;
-  if (from === end || end - from > 10 || at < 0 || !text.startsWith(CRC_MEMBER, at)) return -1;
-  return value === parsed && value <= 0xffffffff ? at : -1;
+  if (from === end || end - from > 10 || at < 0 || !text.startsWith(CRC_MEMBER, at))
+    return undefined;
+  return value <= 0xffffffff ? { at, value } : undefined;
 }
 
 /**

@@ -22,7 +22,8 @@ const NEWLINE = 10;
  * is one window (a chunk plus the unfinished line carried over) and up to
  * `READS_AHEAD` chunks being read meanwhile. Every read is one chunk at the
  * next offset; a line longer than a chunk is gathered from as many chunks
- * as it spans and joined once, so it costs linear time however long it is.
+ * as it spans and joined once, so it costs linear time however long it is;
+ * other lines are read in place, in the chunk that holds them.
  *
  * The first chunk is asked for when the reader is made, so making readers
  * for the next few files reads them ahead; the next chunks are asked for
@@ -49,6 +50,8 @@ export class FileLines {
   private base = 0;
   private line = 1;
   private window: { bytes: Buffer; end: number; cursor: LineCursor } | undefined;
+  /** The rest of the chunk that finished a joined line, once that line's window is read. */
+  private rest: Buffer | undefined;
   /** False once the first read found no file. */
   exists = true;
 
@@ -72,6 +75,10 @@ export class FileLines {
    * The next window of complete lines (a cursor numbered and offset as in
    * the file), or undefined at the end of the file. Read each window before
    * asking for the next; stopping early is fine.
+   *
+   * No chunk is copied: the line a chunk finishes (begun in earlier chunks)
+   * is joined alone into a window of its own, and the chunk's later lines
+   * are the next window, a view of the chunk.
    */
   async next(): Promise<LineCursor | undefined> {
     if (this.window !== undefined) {
@@ -81,6 +88,14 @@ export class FileLines {
       this.base += end;
       this.line = cursor.line + 1;
       this.window = undefined;
+    }
+    if (this.rest !== undefined) {
+      // What follows a joined line, in the chunk that finished it (the carry is empty here).
+      const rest = this.rest;
+      this.rest = undefined;
+      const newline = rest.lastIndexOf(NEWLINE);
+      if (newline >= 0) return this.open(rest, newline + 1);
+      this.carry = rest;
     }
     while (!this.done) {
       const read = await (this.reads.shift() as Promise<Uint8Array | undefined>);
@@ -97,26 +112,33 @@ export class FileLines {
       // Fewer bytes than asked: the end of the file (a range past the end returns what exists).
       if (bytes.length < this.chunk) this.done = true;
       else while (this.reads.length < READS_AHEAD) this.ask();
-      const newline = bytes.lastIndexOf(NEWLINE);
-      if (newline < 0 && !this.done) {
-        this.parts.push(bytes);
-        continue;
-      }
-      const buffer =
-        this.carry.length === 0 && this.parts.length === 0
-          ? bytes
-          : Buffer.concat([this.carry, ...this.parts, bytes]);
-      this.parts = [];
-      if (newline < 0) {
-        this.carry = buffer; // the unterminated final line
+      const first = bytes.indexOf(NEWLINE);
+      if (first < 0) {
+        if (!this.done) {
+          this.parts.push(bytes);
+          continue;
+        }
+        // The unterminated final line.
+        this.carry = Buffer.concat([this.carry, ...this.parts, bytes]);
+        this.parts = [];
         break;
       }
-      const end = buffer.length - bytes.length + newline + 1;
-      const cursor = new LineCursor(buffer, this.base, this.line);
-      this.window = { bytes: buffer, end, cursor };
-      return cursor;
+      if (this.carry.length === 0 && this.parts.length === 0)
+        return this.open(bytes, bytes.lastIndexOf(NEWLINE) + 1);
+      const joined = Buffer.concat([this.carry, ...this.parts, bytes.subarray(0, first + 1)]);
+      this.parts = [];
+      this.carry = EMPTY;
+      this.rest = bytes.subarray(first + 1);
+      return this.open(joined, joined.length);
     }
     return undefined;
+  }
+
+  /** Makes `bytes` (complete lines up to `end`, then the start of an unfinished one) the window. */
+  private open(bytes: Buffer, end: number): LineCursor {
+    const cursor = new LineCursor(bytes, this.base, this.line);
+    this.window = { bytes, end, cursor };
+    return cursor;
   }
 
   /** Once `next()` returned undefined: the file offset just past the last complete line. */

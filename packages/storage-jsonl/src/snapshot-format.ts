@@ -9,7 +9,7 @@ import {
 } from "@durably/core";
 import { checkBatchShape } from "@durably/core/storage";
 import type { LineCursor } from "./line-cursor.js";
-import { crc32Text, crcMemberAt, lineChecksum } from "./line-checksum.js";
+import { crc32Text, crcMember, crcMemberAt, lineChecksum } from "./line-checksum.js";
 import { LineError } from "./line-format.js";
 
 /**
@@ -92,14 +92,18 @@ function parseChecked(text: string, at?: LineCursor): Record<string, unknown> {
 
 /** Checks the members of a line (its `crc` aside). */
 function keys(what: string, value: Record<string, unknown>, expected: readonly string[]): void {
-  const all = Object.keys(value);
-  // Fast path: the writer emits the members in this order, `crc` last.
-  if (all.length === expected.length + 1) {
-    let same = true;
-    for (let i = 0; i < expected.length && same; i++) same = all[i] === expected[i];
-    if (same) return;
+  // Fast path, with no array made: the writer emits the members in this order, `crc` last.
+  let i = 0;
+  let same = true;
+  for (const key in value) {
+    if (key !== (i < expected.length ? expected[i] : "crc")) {
+      same = false;
+      break;
+    }
+    i++;
   }
-  const actual = all.filter((key) => key !== "crc");
+  if (same && i === expected.length + 1) return;
+  const actual = Object.keys(value).filter((key) => key !== "crc");
   for (const key of actual)
     if (!expected.includes(key))
       throw new LineError(`${what}: unexpected field ${JSON.stringify(key)}`);
@@ -185,4 +189,76 @@ export function decodeSnapshotLine(text: string, at?: LineCursor): SnapshotLine 
       throw new LineError(`unknown snapshot line type ${JSON.stringify(line.type)}`);
   }
   return line as unknown as SnapshotLine;
+}
+
+/** What open indexes an entry line by, read from its text (see `glanceEntryLine`). */
+export interface EntryGlance {
+  seq: number;
+  id: number;
+  conversationId: number;
+  /** Where the line's checksum member starts, and the checksum it gives. */
+  crcAt: number;
+  crc: number;
+}
+
+const ENTRY_HEAD = '{"type":"entry","seq":';
+const ENTRY_ID = ',"value":{"id":';
+const ENTRY_CONVERSATION = ',"conversationId":';
+const COMMA = 44;
+const CLOSE = 125;
+
+/** The end of the digits `positiveAt` read last. */
+let digitsEnd = 0;
+
+/** The positive safe integer whose digits (no leading zero) start at `from`, or -1; sets `digitsEnd`. */
+function positiveAt(text: string, from: number): number {
+  let value = 0;
+  let i = from;
+  for (; i < text.length && i - from <= 16; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) break;
+    if (digit === 0 && i === from) return -1;
+    value = value * 10 + digit;
+  }
+  digitsEnd = i;
+  return i === from || !Number.isSafeInteger(value) ? -1 : value;
+}
+
+/**
+ * Reads an entry line laid out as this version writes it, with no parse:
+ * `{"type":"entry","seq":S,"value":{"id":I,"conversationId":C,…},"crc":N}`,
+ * with no `"head"` anywhere in it. Undefined for any other line (a line
+ * with a head, members in another order, another type, damage): those are
+ * decoded whole. What this reads is all open needs to index the entry; the
+ * caller checks the checksum it gives over the line's bytes, and the
+ * entry's first read decodes the line whole and checks it gives the same
+ * (`checkGlance`).
+ */
+export function glanceEntryLine(text: string): EntryGlance | undefined {
+  if (!text.startsWith(ENTRY_HEAD)) return undefined;
+  const seq = positiveAt(text, ENTRY_HEAD.length);
+  if (seq < 0 || !text.startsWith(ENTRY_ID, digitsEnd)) return undefined;
+  const id = positiveAt(text, digitsEnd + ENTRY_ID.length);
+  if (id < 0 || !text.startsWith(ENTRY_CONVERSATION, digitsEnd)) return undefined;
+  const conversationId = positiveAt(text, digitsEnd + ENTRY_CONVERSATION.length);
+  const after = text.charCodeAt(digitsEnd);
+  if (conversationId < 0 || (after !== COMMA && after !== CLOSE)) return undefined;
+  // A head must be indexed; it could only be told by a parse.
+  if (text.includes('"head"')) return undefined;
+  const member = crcMember(text);
+  if (member === undefined) return undefined;
+  return { seq, id, conversationId, crcAt: member.at, crc: member.value };
+}
+
+/** Whether a decoded entry line gives what `glanceEntryLine` read from its text (no head included). */
+export function checkGlance(
+  line: { seq: number; value: EntryRecord },
+  glance: EntryGlance,
+): string | undefined {
+  const { value } = line;
+  if (value.id !== glance.id) return `the line gives entry ${value.id}, not ${glance.id}`;
+  if (line.seq !== glance.seq || value.conversationId !== glance.conversationId)
+    return `entry ${value.id}: its seq or conversation differs from the one its text starts with`;
+  if (value.head !== undefined) return `entry ${value.id}: a head that its text does not show`;
+  return undefined;
 }

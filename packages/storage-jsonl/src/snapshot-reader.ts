@@ -5,9 +5,11 @@ import { JsonlIndex } from "./jsonl-index.js";
 import { documentFile, LineError } from "./line-format.js";
 import { FileLines } from "./line-reader.js";
 import { sidecarKey, type MarkerSeed, type Sidecar } from "./recovery-markers.js";
+import { lineChecksum } from "./line-checksum.js";
 import {
   decodeSnapshotHeader,
   decodeSnapshotLine,
+  glanceEntryLine,
   SNAPSHOT_FILE,
   type SnapshotHeader,
   type SnapshotLine,
@@ -70,6 +72,7 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const lines = new FileLines(fs, `${directory}/${SNAPSHOT_FILE}`);
   const state = new JsonlIndex();
+  state.entriesFrom = where;
   const applyOne = oneWriteApplier(state);
   const sidecars = new Map<number, Sidecar>();
   const currentOnly = new Map<number, boolean>();
@@ -86,16 +89,29 @@ export async function loadSnapshot(
           line: n,
         });
       let decoded: SnapshotLine;
+      const text = window.text();
       try {
         if (header === undefined) {
-          header = decodeSnapshotHeader(window.text(), window);
+          header = decodeSnapshotHeader(text, window);
           if (header.generation !== generation)
             throw new LineError(
               `the snapshot of generation ${header.generation}, not ${generation}`,
             );
           continue;
         }
-        decoded = decodeSnapshotLine(window.text(), window);
+        // Most entry lines: indexed from their text, checksum checked, decoded on their first read.
+        const glance = glanceEntryLine(text);
+        if (glance !== undefined) {
+          if (lineChecksum(text, glance.crcAt, window) !== glance.crc)
+            throw new LineError("checksum mismatch: the line was changed or damaged");
+          if (glance.seq > header.seq)
+            throw new LineError(
+              `entry ${glance.id} has commit seq ${glance.seq}, after the snapshot's ${header.seq}`,
+            );
+          state.putSnapshotEntry(glance.id, glance.conversationId, false, text, n);
+          continue;
+        }
+        decoded = decodeSnapshotLine(text, window);
         if (decoded.type === "end" && decoded.lines !== n)
           throw new LineError(`the end line says ${decoded.lines} lines, but it is line ${n}`);
         if (decoded.type === "entry" && decoded.seq > header.seq)
@@ -109,10 +125,12 @@ export async function loadSnapshot(
         case "conversation":
           applyOne(0, { type: "conversation", index: 0, value: decoded.value });
           break;
-        case "entry":
-          // The bulk of most snapshots: stored directly, with no plan around each.
-          state.putEntry(decoded.value, decoded.seq);
+        case "entry": {
+          // Decoded whole here (a head, or laid out otherwise): kept as its line all the same.
+          const { value } = decoded;
+          state.putSnapshotEntry(value.id, value.conversationId, value.head != null, text, n);
           break;
+        }
         case "task":
           applyOne(0, { type: "task", index: 0, value: decoded.value });
           break;

@@ -38,7 +38,12 @@ export interface Capture {
   seq: number;
   ids: number;
   conversations: ConversationRecord[];
-  entries: StoredEntry[];
+  /** An entry, or the snapshot line it was read from at open and never read since (see `JsonlIndex`). */
+  entries: (StoredEntry | string)[];
+  /** The ids of `entries`, in the same order. */
+  entryIds: number[];
+  /** Decodes and checks a line of `entries` (`JsonlIndex.decodeEntry`). */
+  checkEntry: (id: number, stored: string) => void;
   tasks: TaskRecord[];
   submissions: SubmissionRecord[];
   documents: { record: DocumentRecord; currentOnly: boolean; revisions: RevisionRef[] }[];
@@ -55,7 +60,10 @@ export function capture(state: JsonlIndex): Capture {
     seq: state.lastSeq,
     ids: Math.max(state.highWater, state.persistedHighWater),
     conversations: rows(state.conversations),
-    entries: rows(state.entries),
+    // Entries never read since open stay the lines they were loaded from (checked as written).
+    entries: state.entries.ids().map((id) => state.entries.stored(id) as StoredEntry | string),
+    entryIds: [...state.entries.ids()],
+    checkEntry: (id, stored) => void state.decodeEntry(id, stored),
     tasks: rows(state.tasks),
     submissions: rows(state.submissions),
     documents: [...state.documents.values()].map((doc) => ({
@@ -187,8 +195,15 @@ export async function writeGeneration(
     };
     await out.add(encodeSnapshotHeader({ generation, seq: taken.seq, ids: taken.ids }));
     for (const value of taken.conversations) await add({ type: "conversation", value });
-    for (const row of taken.entries)
-      await add({ type: "entry", seq: row.commitSeq, value: row.entry });
+    for (let i = 0; i < taken.entries.length; i++) {
+      const row = taken.entries[i] as StoredEntry | string;
+      if (typeof row === "string") {
+        // A line of an earlier snapshot of this format: checked whole, then copied as it is.
+        taken.checkEntry(taken.entryIds[i] as number, row);
+        lines++;
+        await out.add(`${row}\n`);
+      } else await add({ type: "entry", seq: row.commitSeq, value: row.entry });
+    }
     for (const value of taken.tasks) await add({ type: "task", value });
     for (const value of taken.submissions) await add({ type: "submission", value });
     for (const doc of taken.documents) {

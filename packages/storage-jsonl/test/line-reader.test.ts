@@ -81,6 +81,50 @@ describe("FileLines", () => {
       expect(await readAll(nodeFileSystem, path, chunk)).toEqual(expected(content));
     });
 
+  it("lines of every length (empty, multi-byte, longer than a chunk), unterminated or not, at chunk sizes from 1 to 40", async () => {
+    // A fixed pseudo-random sequence: the same files on every run.
+    let seed = 23;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pieces = ["a", "é", "€", "{", '"', "0"];
+    const path = dir.file("f.jsonl");
+    for (let file = 0; file < 8; file++) {
+      let content = "";
+      const lines = 1 + next(30);
+      for (let i = 0; i < lines; i++) {
+        const length = next(8) === 0 ? 30 + next(60) : next(12);
+        for (let c = 0; c < length; c++) content += pieces[next(pieces.length)] as string;
+        if (i < lines - 1 || next(2) === 0) content += "\n";
+      }
+      writeFileSync(path, content);
+      for (const size of [1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 23, 31, 40])
+        expect(await readAll(nodeFileSystem, path, size), `file ${file}, chunk ${size}`).toEqual(
+          expected(content),
+        );
+    }
+  });
+
+  it("windows left half read: the next window goes on at the right line and offset", async () => {
+    const content =
+      Array.from({ length: 40 }, (_, i) => `line ${i} ${"x".repeat(i % 7)}`).join("\n") + "\n";
+    const path = dir.file("f.jsonl");
+    writeFileSync(path, content);
+    const all = expected(content).lines;
+    for (const size of [5, 16, 33]) {
+      const reader = new FileLines(nodeFileSystem, path, size);
+      const seen: { text: string; line: number; offset: number; length: number }[] = [];
+      // Only the first line of each window is read.
+      for (let w = await reader.next(); w; w = await reader.next())
+        if (w.next())
+          seen.push({ text: w.text(), line: w.line, offset: w.offset, length: w.length });
+      expect(seen.length).toBeGreaterThan(1);
+      for (const line of seen) expect(line).toEqual(all[line.line - 1]);
+      expect(reader.end).toBe(Buffer.byteLength(content));
+    }
+  });
+
   it("a missing file: no lines, exists is false", async () => {
     const read = await readAll(nodeFileSystem, dir.file("missing.jsonl"), chunk);
     expect(read).toEqual({ lines: [], end: 0, size: 0, tail: "", exists: false });

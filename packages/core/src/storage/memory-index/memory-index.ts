@@ -45,7 +45,10 @@ export class MemoryIndex<R> {
   /** Highest id minted or stored; the root id 1 is reserved from the start. */
   highWater = 1;
   readonly conversations = new Table<ConversationRecord>(() => undefined);
-  readonly entries = new Table<StoredEntry>((row) => row.entry.conversationId);
+  readonly entries = new Table<StoredEntry>(
+    (row) => row.entry.conversationId,
+    (id, stored) => this.reviveEntry(id, stored),
+  );
   /** Per conversation, ascending ids of its entries that carry a `head`. */
   readonly heads = new Map<number, number[]>();
   readonly tasks = new Table<TaskRecord>((row) => row.conversationId);
@@ -133,6 +136,30 @@ export class MemoryIndex<R> {
   putEntry(entry: EntryRecord, commitSeq: number): void {
     this.entries.put(entry.id, { entry, commitSeq });
     if (entry.head != null) addToIndex(this.heads, entry.conversationId, entry.id);
+  }
+
+  /**
+   * Stores one entry in the backend's own stored form (a string), as
+   * `putEntry` would store the entry `reviveEntry(id, stored)` gives back:
+   * for a backend rebuilding its index from many stored entries, which then
+   * keeps a string per entry instead of the entry's objects until it is
+   * read. The backend has checked `stored` already; `conversationId` and
+   * `head` (whether the entry carries one) are the entry's.
+   */
+  putStoredEntry(id: number, conversationId: number, head: boolean, stored: string): void {
+    this.entries.putStored(id, stored, conversationId);
+    if (head) addToIndex(this.heads, conversationId, id);
+  }
+
+  /**
+   * The entry `putStoredEntry` stored as `stored`, on its first read. An
+   * index that stores entries that way overrides it; the same `stored` must
+   * always give an equal entry.
+   */
+  protected reviveEntry(id: number, stored: string): StoredEntry {
+    throw new Error(
+      `entry ${id} was stored as ${stored.length} characters, but this index revives none`,
+    );
   }
 
   private putSubmission(submission: SubmissionRecord): void {
