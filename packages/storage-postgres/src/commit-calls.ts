@@ -19,14 +19,12 @@ export function commitCallsSql(schema: string): string {
 }
 
 /**
- * The schema function applying a round's calls: for each call the fence,
- * its row changes, its counters. The same statements as the literal
- * scripts (commit-statements.ts), with values read from the JSON argument
- * instead of inlined, so the round is sent with bind parameters. Every
- * string it stores arrives as a JSON string holding no U+0000 (records and
- * lookup columns are JSON text, which escapes it), which jsonb accepts.
+ * The schema function applying a round's calls as schema version 3
+ * shipped it: for each call the fence, its row changes, its counters.
+ * Kept as it was (a shipped migration is never edited); version 4
+ * replaces it with `commitCallsFunction`.
  */
-export function commitCallsFunction(s: string): string {
+export function commitCallsFunctionV3(s: string): string {
   return `
     CREATE FUNCTION ${s}.commit_calls(p_calls jsonb) RETURNS void
     LANGUAGE plpgsql AS $commit$
@@ -38,7 +36,53 @@ export function commitCallsFunction(s: string): string {
       FOR c IN SELECT value FROM jsonb_array_elements(p_calls) LOOP
         k := c->>'k';
         PERFORM ${s}.fence(k, (c->>'t')::bigint);
-        FOR o IN SELECT value FROM jsonb_array_elements(c->'o') LOOP
+${applyOps(s)}        UPDATE ${s}.sessions SET next_seq = (c->>'n')::bigint, high_water = coalesce((c->>'h')::bigint, high_water)
+         WHERE session_key = k;
+      END LOOP;
+    END
+    $commit$;`;
+}
+
+/**
+ * The schema function applying a round's calls (schema version 4): ONE
+ * statement fencing every call's session (locking their rows in the order
+ * of the argument, which is session-key byte order), the calls' row changes
+ * in order, then ONE statement storing every session's counters. The same
+ * changes as the literal scripts (commit-statements.ts, `roundFenceSql`,
+ * `roundCountersSql`), with values read from the JSON argument instead of
+ * inlined, so the round is sent with bound parameters. Every string it
+ * stores arrives as a JSON string holding no U+0000 (records and lookup
+ * columns are JSON text, which escapes it), which jsonb accepts. A fence
+ * that fails fails the whole statement; the round is then replayed session
+ * by session, so the fenced one fails alone.
+ */
+export function commitCallsFunction(s: string): string {
+  return `
+    CREATE OR REPLACE FUNCTION ${s}.commit_calls(p_calls jsonb) RETURNS void
+    LANGUAGE plpgsql AS $commit$
+    DECLARE
+      c jsonb;
+      o jsonb;
+      k text;
+    BEGIN
+      -- Every session's fence in ONE statement, in the calls' order (session-key byte order):
+      -- it locks their rows in that order, and raises if any lease moved.
+      PERFORM ${s}.fence(value->>'k', (value->>'t')::bigint) FROM jsonb_array_elements(p_calls);
+      FOR c IN SELECT value FROM jsonb_array_elements(p_calls) LOOP
+        k := c->>'k';
+${applyOps(s)}      END LOOP;
+      -- Every session's counters in ONE statement; the fence already holds their rows.
+      UPDATE ${s}.sessions AS held
+         SET next_seq = (c.value->>'n')::bigint, high_water = coalesce((c.value->>'h')::bigint, held.high_water)
+        FROM jsonb_array_elements(p_calls) AS c
+       WHERE held.session_key = c.value->>'k';
+    END
+    $commit$;`;
+}
+
+/** The loop applying one call's row changes (`o`) to session `k`, shared by both versions of the function. */
+function applyOps(s: string): string {
+  return `        FOR o IN SELECT value FROM jsonb_array_elements(c->'o') LOOP
           CASE o->>0
             WHEN 'conversation' THEN
               INSERT INTO ${s}.conversations (session_key, id, owner_task_id, record)
@@ -72,9 +116,5 @@ export function commitCallsFunction(s: string): string {
               DELETE FROM ${s}.document_revisions WHERE session_key = k AND document_id = (o->>1)::bigint;
           END CASE;
         END LOOP;
-        UPDATE ${s}.sessions SET next_seq = (c->>'n')::bigint, high_water = coalesce((c->>'h')::bigint, high_water)
-         WHERE session_key = k;
-      END LOOP;
-    END
-    $commit$;`;
+`;
 }

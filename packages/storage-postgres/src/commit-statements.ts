@@ -68,3 +68,23 @@ export class StatementBuilder {
     }
   }
 }
+
+/**
+ * One statement fencing every session of a round: `fence` (the schema
+ * function) per row, in the rows' order, which the round keeps in
+ * session-key byte order, so their rows are locked in that order. It raises
+ * when any lease moved, failing the round, which is then replayed session
+ * by session so the fenced one fails alone. `rows`: `(key, token)`.
+ */
+export function roundFenceSql(schema: string, rows: readonly string[]): string {
+  return `SELECT ${schema}.fence(v.k, v.t) FROM (VALUES ${rows.join(", ")}) AS v (k, t)`;
+}
+
+/**
+ * One statement storing every session's counters after a round, on rows
+ * its fence already locked. `rows`: `(key, next_seq, high_water or NULL to
+ * leave it)`.
+ */
+export function roundCountersSql(schema: string, rows: readonly string[]): string {
+  return `UPDATE ${schema}.sessions AS held SET next_seq = v.n, high_water = coalesce(v.h, held.high_water) FROM (VALUES ${rows.join(", ")}) AS v (k, n, h) WHERE held.session_key = v.k`;
+}

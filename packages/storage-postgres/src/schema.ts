@@ -1,6 +1,6 @@
 import { StorageVersionError } from "@durably/core";
 import type { PoolClient } from "pg";
-import { commitCallsFunction } from "./commit-calls.js";
+import { commitCallsFunction, commitCallsFunctionV3 } from "./commit-calls.js";
 
 /** Schema names are spliced into SQL, so only plain lower-case identifiers are accepted. */
 export function checkSchemaName(schema: unknown): string {
@@ -143,6 +143,12 @@ export function migrations(s: string): readonly { version: number; sql: string }
     {
       version: 3,
       // A round's calls as one statement with bound parameters (commit-calls.ts).
+      sql: commitCallsFunctionV3(s),
+    },
+    {
+      version: 4,
+      // commit_calls fences every session of a round in one statement and stores their counters
+      // in one, instead of one of each per session (the same argument, the same changes).
       sql: commitCallsFunction(s),
     },
   ];

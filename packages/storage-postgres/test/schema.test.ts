@@ -25,7 +25,7 @@ describe.skipIf(!PG_URL)("PostgresStorage > schema", () => {
       const versions = await pool!.query<{ version: number }>(
         `SELECT version FROM ${schema}.migrations`,
       );
-      expect(versions.rows.map((r) => r.version).sort()).toEqual([1, 2, 3]);
+      expect(versions.rows.map((r) => r.version).sort()).toEqual([1, 2, 3, 4]);
     } finally {
       await pool!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     }
