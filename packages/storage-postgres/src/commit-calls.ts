@@ -45,11 +45,11 @@ ${applyOps(s)}        UPDATE ${s}.sessions SET next_seq = (c->>'n')::bigint, hig
 
 /**
  * The schema function applying a round's calls (schema version 4): ONE
- * statement fencing every call's session (locking their rows in the order
- * of the argument, which is session-key byte order), the calls' row changes
- * in order, then ONE statement storing every session's counters. The same
- * changes as the literal scripts (commit-statements.ts, `roundFenceSql`,
- * `roundCountersSql`), with values read from the JSON argument instead of
+ * statement (`fence_round`) fencing every call's session and storing its
+ * counters (updating their rows in the order of the argument, which is
+ * session-key byte order), then the calls' row changes in order. The same
+ * changes as the literal scripts (commit-statements.ts, `roundFenceSql`),
+ * with values read from the JSON argument instead of
  * inlined, so the round is sent with bound parameters. Every string it
  * stores arrives as a JSON string holding no U+0000 (records and lookup
  * columns are JSON text, which escapes it), which jsonb accepts. A fence
@@ -65,17 +65,15 @@ export function commitCallsFunction(s: string): string {
       o jsonb;
       k text;
     BEGIN
-      -- Every session's fence in ONE statement, in the calls' order (session-key byte order):
-      -- it locks their rows in that order, and raises if any lease moved.
-      PERFORM ${s}.fence(value->>'k', (value->>'t')::bigint) FROM jsonb_array_elements(p_calls);
+      -- Every session fenced and its counters stored in ONE statement, in the calls' order
+      -- (session-key byte order, so rows are locked in that order); raises if any lease moved.
+      PERFORM ${s}.fence_round(
+        array_agg(e.value->>'k' ORDER BY e.i), array_agg((e.value->>'t')::bigint ORDER BY e.i),
+        array_agg((e.value->>'n')::bigint ORDER BY e.i), array_agg((e.value->>'h')::bigint ORDER BY e.i))
+        FROM jsonb_array_elements(p_calls) WITH ORDINALITY AS e(value, i);
       FOR c IN SELECT value FROM jsonb_array_elements(p_calls) LOOP
         k := c->>'k';
 ${applyOps(s)}      END LOOP;
-      -- Every session's counters in ONE statement; the fence already holds their rows.
-      UPDATE ${s}.sessions AS held
-         SET next_seq = (c.value->>'n')::bigint, high_water = coalesce((c.value->>'h')::bigint, held.high_water)
-        FROM jsonb_array_elements(p_calls) AS c
-       WHERE held.session_key = c.value->>'k';
     END
     $commit$;`;
 }
@@ -117,4 +115,30 @@ function applyOps(s: string): string {
           END CASE;
         END LOOP;
 `;
+}
+
+/**
+ * `fence_round(keys, tokens, next seqs, high-water marks)` (schema version
+ * 4): for each session in the order given, ONE row change storing its
+ * counters where its lease token still holds (a mark of NULL leaves the
+ * mark), which locks the row as `fence` does (a take-over waits for the
+ * round; a round waits for a take-over and then sees its token). At the
+ * first session whose lease moved, `fence` raises its `DU001` naming it.
+ */
+export function fenceRoundFunction(s: string): string {
+  return `
+    CREATE FUNCTION ${s}.fence_round(p_sessions text[], p_tokens bigint[], p_next_seqs bigint[], p_high_waters bigint[]) RETURNS void
+    LANGUAGE plpgsql AS $fence_round$
+    BEGIN
+      FOR i IN 1 .. coalesce(array_length(p_sessions, 1), 0) LOOP
+        UPDATE ${s}.sessions SET next_seq = p_next_seqs[i], high_water = coalesce(p_high_waters[i], high_water)
+         WHERE session_key = p_sessions[i] AND lease_token = p_tokens[i] AND lease_owner IS NOT NULL;
+        IF NOT FOUND THEN
+          PERFORM ${s}.fence(p_sessions[i], p_tokens[i]);
+          RAISE EXCEPTION 'durably session %: lease token % no longer holds it', p_sessions[i], p_tokens[i]
+            USING ERRCODE = 'DU001';
+        END IF;
+      END LOOP;
+    END
+    $fence_round$;`;
 }

@@ -69,22 +69,28 @@ export class StatementBuilder {
   }
 }
 
-/**
- * One statement fencing every session of a round: `fence` (the schema
- * function) per row, in the rows' order, which the round keeps in
- * session-key byte order, so their rows are locked in that order. It raises
- * when any lease moved, failing the round, which is then replayed session
- * by session so the fenced one fails alone. `rows`: `(key, token)`.
- */
-export function roundFenceSql(schema: string, rows: readonly string[]): string {
-  return `SELECT ${schema}.fence(v.k, v.t) FROM (VALUES ${rows.join(", ")}) AS v (k, t)`;
+/** One session's values in a round's `fence_round` call (see `roundFenceSql`). */
+export interface RoundRow {
+  /** The session key as a SQL literal. */
+  readonly key: string;
+  readonly token: number;
+  /** The next seq and id high-water mark to store; `highWater` null leaves the mark. */
+  readonly nextSeq: number;
+  readonly highWater: number | null;
 }
 
 /**
- * One statement storing every session's counters after a round, on rows
- * its fence already locked. `rows`: `(key, next_seq, high_water or NULL to
- * leave it)`.
+ * The one statement of a round's script that fences its sessions and
+ * stores their counters: the schema's `fence_round`, which updates each
+ * session's row in the order given (the round keeps session-key byte
+ * order, so rows are locked in that order) where the lease token still
+ * holds, and raises (`DU001`, as `fence`) at the first whose lease moved.
+ * The round is then replayed session by session, so that one fails alone.
  */
-export function roundCountersSql(schema: string, rows: readonly string[]): string {
-  return `UPDATE ${schema}.sessions AS held SET next_seq = v.n, high_water = coalesce(v.h, held.high_water) FROM (VALUES ${rows.join(", ")}) AS v (k, n, h) WHERE held.session_key = v.k`;
+export function roundFenceSql(schema: string, rows: readonly RoundRow[]): string {
+  const keys = rows.map((r) => r.key).join(", ");
+  const tokens = rows.map((r) => r.token).join(", ");
+  const seqs = rows.map((r) => r.nextSeq).join(", ");
+  const marks = rows.map((r) => (r.highWater === null ? "NULL" : r.highWater)).join(", ");
+  return `SELECT ${schema}.fence_round(ARRAY[${keys}]::text[], ARRAY[${tokens}]::bigint[], ARRAY[${seqs}]::bigint[], ARRAY[${marks}]::bigint[])`;
 }

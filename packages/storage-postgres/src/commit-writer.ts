@@ -13,7 +13,7 @@ import type { PoolClient } from "pg";
 import { identifyConflict } from "./commit-conflicts.js";
 import type { CallArgument } from "./commit-calls.js";
 import { batchOps, type CommitOp } from "./commit-ops.js";
-import { StatementBuilder } from "./commit-statements.js";
+import { StatementBuilder, type RoundRow } from "./commit-statements.js";
 import { loadDocuments, materialize } from "./documents.js";
 import { KnownState, rowState, type DocumentState } from "./known-state.js";
 import { constraintOf, FENCED, query, sqlState, UNIQUE_VIOLATION, type Runner } from "./queries.js";
@@ -42,8 +42,8 @@ export interface PreparedCommit {
  * The commit calls of one session: plans a call against what this storage
  * knows plus at most a few lookups, and turns it into SQL that a
  * group-commit round runs inside its transaction, next to other sessions'
- * calls: its row of the round's fence, every batch's statements, its row of
- * the round's counters. Only when
+ * calls: its row of the round's fence (which also stores its counters),
+ * every batch's statements. Only when
  * a statement fails is the call replayed batch by batch with savepoints, to
  * store the batches before the one that broke it and name it. The writer
  * never sends anything itself except lookups: the round owns the
@@ -59,7 +59,6 @@ export class CommitWriter {
   readonly #fence: string;
   /** The session key as a SQL literal. */
   readonly #key: string;
-  readonly #fenceRow: string;
 
   constructor(schema: string, session: string, token: number, counters: Counters) {
     this.#schema = schema;
@@ -69,7 +68,6 @@ export class CommitWriter {
     this.#builder = new StatementBuilder(schema, session);
     this.#key = literal(session);
     this.#fence = `SELECT ${schema}.fence(${this.#key}, ${literal(token)})`;
-    this.#fenceRow = `(${this.#key}, ${literal(token)})`;
   }
 
   get session(): string {
@@ -103,24 +101,22 @@ export class CommitWriter {
 
   /**
    * The statements storing every batch of `p`, for a round's transaction,
-   * which sends the fence (`fenceRow`) and the counters (`countersRow`) of
-   * all its sessions in one statement each, around every session's
-   * statements.
+   * which fences its sessions and stores their counters in one statement
+   * (`roundRow`) before every session's statements.
    */
   statements(p: PreparedCommit): string[] {
     return this.#builder.build(p.ops.flat());
   }
 
-  /** This session's row of a round's fence statement (`roundFenceSql`). */
-  fenceRow(): string {
-    return this.#fenceRow;
-  }
-
-  /** This session's row of a round's counters statement (`roundCountersSql`), every batch of `p` stored. */
-  countersRow(p: PreparedCommit): string {
+  /** This session's values in a round's fence statement (`roundFenceSql`), every batch of `p` stored. */
+  roundRow(p: PreparedCommit): RoundRow {
     const { next } = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
-    const highWater = next.highWater !== this.#counters.highWater ? next.highWater : null;
-    return `(${this.#key}, ${next.nextSeq}, ${highWater === null ? "NULL::bigint" : highWater})`;
+    return {
+      key: this.#key,
+      token: this.#token,
+      nextSeq: next.nextSeq,
+      highWater: next.highWater !== this.#counters.highWater ? next.highWater : null,
+    };
   }
 
   /** Every batch of `p` as one element of the `commit_calls` function's argument (see commit-calls.ts). */

@@ -1,7 +1,7 @@
 import type { CommitOutcome } from "@durably/core/storage";
 import type { Pool, PoolClient } from "pg";
 import { commitCallsSql } from "./commit-calls.js";
-import { roundCountersSql, roundFenceSql } from "./commit-statements.js";
+import { roundFenceSql } from "./commit-statements.js";
 import type { CommitWriter, PreparedCommit } from "./commit-writer.js";
 import { isStatementError } from "./queries.js";
 
@@ -40,10 +40,11 @@ const MAX_CALLS_PER_ROUND = 256;
  * in flight per session: `CheckedStorage` runs a storage's calls one at a
  * time, which the per-session planning state relies on); whatever is queued
  * when a round can start goes into ONE transaction sent as one query: one
- * statement fencing every session of the round (locking their rows in
- * session-key byte order), every call's statements, one statement storing
- * every session's counters, so a round of many sessions costs the server
- * two statements more than one session's call, not two per session. Up to
+ * statement fencing every session of the round and storing its counters
+ * (`fence_round`, updating their rows in session-key byte order), then
+ * every call's statements, so a round of many sessions costs the server
+ * one statement more than one session's call, not two per session, and
+ * one row change per session instead of a lock and an update. Up to
  * `maxRounds` rounds run at once, each on its own pooled connection.
  *
  * When a statement fails, nothing of the round committed; it is replayed
@@ -165,25 +166,19 @@ export class GroupCommitter {
 
   /**
    * A round as one literal script: one statement fencing every session (in
-   * the jobs' order, session-key byte order), every call's statements, one
-   * statement storing every session's counters.
+   * the jobs' order, session-key byte order) and storing its counters, then
+   * every call's statements.
    */
   #script(jobs: readonly Job[]): string {
     const statements = [
       "BEGIN",
       roundFenceSql(
         this.#schema,
-        jobs.map((j) => j.writer.fenceRow()),
+        jobs.map((j) => j.writer.roundRow(j.prepared)),
       ),
     ];
     for (const j of jobs) for (const s of j.writer.statements(j.prepared)) statements.push(s);
-    statements.push(
-      roundCountersSql(
-        this.#schema,
-        jobs.map((j) => j.writer.countersRow(j.prepared)),
-      ),
-      "COMMIT",
-    );
+    statements.push("COMMIT");
     return statements.join(";\n");
   }
 

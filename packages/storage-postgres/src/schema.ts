@@ -1,6 +1,6 @@
 import { StorageVersionError } from "@durably/core";
 import type { PoolClient } from "pg";
-import { commitCallsFunction, commitCallsFunctionV3 } from "./commit-calls.js";
+import { commitCallsFunction, commitCallsFunctionV3, fenceRoundFunction } from "./commit-calls.js";
 
 /** Schema names are spliced into SQL, so only plain lower-case identifiers are accepted. */
 export function checkSchemaName(schema: unknown): string {
@@ -147,9 +147,10 @@ export function migrations(s: string): readonly { version: number; sql: string }
     },
     {
       version: 4,
-      // commit_calls fences every session of a round in one statement and stores their counters
-      // in one, instead of one of each per session (the same argument, the same changes).
-      sql: commitCallsFunction(s),
+      // A round fences its sessions and stores their counters in one statement (fence_round), one
+      // row change per session, instead of a fence and a counters update per session; commit_calls
+      // uses it (the same argument, the same changes).
+      sql: fenceRoundFunction(s) + commitCallsFunction(s),
     },
   ];
 }

@@ -346,7 +346,7 @@ class ScriptRecordingPool extends pg.Pool {
 }
 
 describe.skipIf(!PG_URL)("PostgresHost > the SQL of a round", () => {
-  it("a round of 8 sessions sends one fence statement and one counters statement for all of them, sessions in key byte order", async () => {
+  it("a round of 8 sessions sends one statement fencing all of them and storing their counters, sessions in key byte order", async () => {
     const recording = new ScriptRecordingPool({ connectionString: PG_URL, max: 4 });
     const host = await openPostgresHost({ pool: recording });
     try {
@@ -365,13 +365,15 @@ describe.skipIf(!PG_URL)("PostgresHost > the SQL of a round", () => {
       );
       expect(rounds).toHaveLength(1);
       const statements = rounds[0]!.split(";\n");
-      expect(statements.filter((t) => t.includes("durably.fence("))).toHaveLength(1);
-      expect(statements.filter((t) => /UPDATE durably\.sessions/.test(t))).toHaveLength(1);
+      // One statement fences every session and stores its counters; none per session.
+      expect(statements.filter((t) => t.includes("durably.fence_round("))).toHaveLength(1);
+      expect(statements.filter((t) => t.includes("durably.fence("))).toHaveLength(0);
+      expect(statements.filter((t) => t.includes("durably.sessions"))).toHaveLength(0);
       expect(statements.filter((t) => t.startsWith("INSERT INTO durably.entries"))).toHaveLength(
         16,
       );
-      // The fence's rows, in the order they lock: the keys sorted by UTF-8 bytes.
-      const fence = statements.find((t) => t.includes("durably.fence("))!;
+      // Its sessions, in the order it locks their rows: the keys sorted by UTF-8 bytes.
+      const fence = statements.find((t) => t.includes("durably.fence_round("))!;
       const order = sessions
         .map((k) => ({ k, i: fence.indexOf(`'${k}'`) }))
         .sort((x, y) => x.i - y.i)
