@@ -11,7 +11,7 @@
 // Uses DURABLY_PG_URL, else starts a throwaway cluster of the installed Debian
 // server (as the storage-postgres tests do); with neither it says so and exits 0.
 // Writes <repo>/bench-results/postgres.json (or BENCH_OUT) and prints a table.
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { Session, type ConversationId } from "@durably/core";
@@ -212,6 +212,12 @@ if (!url) {
   cluster = await startCluster();
   url = cluster.url;
 }
+/** The 1, 5 and 15 minute load averages: figures on a shared machine mean little without them. */
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
+const loadAtStart = load();
 try {
   const rows = await measure([
     rawCase(url, 1),
@@ -271,7 +277,7 @@ try {
     },
   ];
   const header = `PostgreSQL commits/s over loopback (entry + document delta per commit), ${ROUNDS} x ${ROUND_MS} ms rounds, median${smoke ? " (SMOKE: figures meaningless)" : ""}; node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? "?"}`;
-  console.log(`${header}\n${table}`);
+  console.log(`${header}\n  load average at start ${loadAtStart}, at end ${load()}\n${table}`);
   for (const g of goals)
     console.log(
       `  goal: ${g.goal} >= ${g.target}x: ${times(g.value)} ${g.value >= g.target ? "met" : "NOT met"}`,
@@ -298,6 +304,7 @@ try {
     writers: WRITERS,
     rows,
     goals,
+    loadAverage: { start: loadAtStart, end: load() },
   });
 } finally {
   if (cluster) stopCluster(cluster.dir);

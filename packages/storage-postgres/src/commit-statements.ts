@@ -68,3 +68,29 @@ export class StatementBuilder {
     }
   }
 }
+
+/** One session's values in a round's `fence_round` call (see `roundFenceSql`). */
+export interface RoundRow {
+  /** The session key as a SQL literal. */
+  readonly key: string;
+  readonly token: number;
+  /** The next seq and id high-water mark to store; `highWater` null leaves the mark. */
+  readonly nextSeq: number;
+  readonly highWater: number | null;
+}
+
+/**
+ * The one statement of a round's script that fences its sessions and
+ * stores their counters: the schema's `fence_round`, which updates each
+ * session's row in the order given (the round keeps session-key byte
+ * order, so rows are locked in that order) where the lease token still
+ * holds, and raises (`DU001`, as `fence`) at the first whose lease moved.
+ * The round is then replayed session by session, so that one fails alone.
+ */
+export function roundFenceSql(schema: string, rows: readonly RoundRow[]): string {
+  const keys = rows.map((r) => r.key).join(", ");
+  const tokens = rows.map((r) => r.token).join(", ");
+  const seqs = rows.map((r) => r.nextSeq).join(", ");
+  const marks = rows.map((r) => (r.highWater === null ? "NULL" : r.highWater)).join(", ");
+  return `SELECT ${schema}.fence_round(ARRAY[${keys}]::text[], ARRAY[${tokens}]::bigint[], ARRAY[${seqs}]::bigint[], ARRAY[${marks}]::bigint[])`;
+}

@@ -13,7 +13,7 @@ import type { PoolClient } from "pg";
 import { identifyConflict } from "./commit-conflicts.js";
 import type { CallArgument } from "./commit-calls.js";
 import { batchOps, type CommitOp } from "./commit-ops.js";
-import { StatementBuilder } from "./commit-statements.js";
+import { StatementBuilder, type RoundRow } from "./commit-statements.js";
 import { loadDocuments, materialize } from "./documents.js";
 import { KnownState, rowState, type DocumentState } from "./known-state.js";
 import { constraintOf, FENCED, query, sqlState, UNIQUE_VIOLATION, type Runner } from "./queries.js";
@@ -42,7 +42,8 @@ export interface PreparedCommit {
  * The commit calls of one session: plans a call against what this storage
  * knows plus at most a few lookups, and turns it into SQL that a
  * group-commit round runs inside its transaction, next to other sessions'
- * calls: the fence check, every batch's statements, the counters. Only when
+ * calls: its row of the round's fence (which also stores its counters),
+ * every batch's statements. Only when
  * a statement fails is the call replayed batch by batch with savepoints, to
  * store the batches before the one that broke it and name it. The writer
  * never sends anything itself except lookups: the round owns the
@@ -56,6 +57,8 @@ export class CommitWriter {
   readonly #known = new KnownState();
   #counters: Counters;
   readonly #fence: string;
+  /** The session key as a SQL literal. */
+  readonly #key: string;
 
   constructor(schema: string, session: string, token: number, counters: Counters) {
     this.#schema = schema;
@@ -63,7 +66,8 @@ export class CommitWriter {
     this.#token = token;
     this.#counters = counters;
     this.#builder = new StatementBuilder(schema, session);
-    this.#fence = `SELECT ${schema}.fence(${literal(session)}, ${literal(token)})`;
+    this.#key = literal(session);
+    this.#fence = `SELECT ${schema}.fence(${this.#key}, ${literal(token)})`;
   }
 
   get session(): string {
@@ -95,10 +99,24 @@ export class CommitWriter {
     return { plans, ops, batches: call.batches, view, mintedHighWater };
   }
 
-  /** The statements storing every batch of `p`, fence first, for one transaction. */
-  script(p: PreparedCommit): string[] {
-    const counters = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
-    return [this.#fence, ...this.#builder.build(p.ops.flat()), counters.sql];
+  /**
+   * The statements storing every batch of `p`, for a round's transaction,
+   * which fences its sessions and stores their counters in one statement
+   * (`roundRow`) before every session's statements.
+   */
+  statements(p: PreparedCommit): string[] {
+    return this.#builder.build(p.ops.flat());
+  }
+
+  /** This session's values in a round's fence statement (`roundFenceSql`), every batch of `p` stored. */
+  roundRow(p: PreparedCommit): RoundRow {
+    const { next } = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    return {
+      key: this.#key,
+      token: this.#token,
+      nextSeq: next.nextSeq,
+      highWater: next.highWater !== this.#counters.highWater ? next.highWater : null,
+    };
   }
 
   /** Every batch of `p` as one element of the `commit_calls` function's argument (see commit-calls.ts). */

@@ -1,6 +1,6 @@
 import { StorageVersionError } from "@durably/core";
 import type { PoolClient } from "pg";
-import { commitCallsFunction } from "./commit-calls.js";
+import { commitCallsFunction, commitCallsFunctionV3, fenceRoundFunction } from "./commit-calls.js";
 
 /** Schema names are spliced into SQL, so only plain lower-case identifiers are accepted. */
 export function checkSchemaName(schema: unknown): string {
@@ -143,7 +143,14 @@ export function migrations(s: string): readonly { version: number; sql: string }
     {
       version: 3,
       // A round's calls as one statement with bound parameters (commit-calls.ts).
-      sql: commitCallsFunction(s),
+      sql: commitCallsFunctionV3(s),
+    },
+    {
+      version: 4,
+      // A round fences its sessions and stores their counters in one statement (fence_round), one
+      // row change per session, instead of a fence and a counters update per session; commit_calls
+      // uses it (the same argument, the same changes).
+      sql: fenceRoundFunction(s) + commitCallsFunction(s),
     },
   ];
 }

@@ -187,6 +187,71 @@ for (const parameterizedCommits of [false, true])
         }
       });
 
+      it("one round of sessions committing different numbers of batches stores each session's seq and high-water mark in its own row", async () => {
+        const host = await openPostgresHost({
+          connectionString: PG_URL,
+          maxConnections: 4,
+          parameterizedCommits,
+        });
+        const sessions = Array.from({ length: 6 }, () => freshSession("counters"));
+        try {
+          const storages = await Promise.all(sessions.map((s) => host.open(s)));
+          // Seq 1; entry 2 moves every high-water mark to 2 + 1024.
+          await Promise.all(
+            storages.map((s) => s.commit([[conversation, entry(2)]], () => undefined)),
+          );
+          const before = host.stats();
+          // Session i commits i + 1 batches in ONE shared round; the odd ones write an id past
+          // their mark (so their mark moves), the even ones stay below it (their mark stays).
+          const seqs: number[][] = sessions.map(() => []);
+          const outcomes = await Promise.all(
+            storages.map((s, i) =>
+              s.commit(
+                Array.from({ length: i + 1 }, (_, b) => [
+                  entry(i % 2 === 1 && b === i ? 5000 + i : 10 + b),
+                ]),
+                (index, seq) => void (seqs[i]![index] = seq),
+              ),
+            ),
+          );
+          const after = host.stats();
+          expect(after.rounds - before.rounds).toBe(1);
+          expect(after.calls - before.calls).toBe(6);
+          expect(after.replays - before.replays).toBe(0);
+          outcomes.forEach((o, i) => expect(o).toEqual({ stored: i + 1 }));
+          seqs.forEach((s, i) => expect(s).toEqual(Array.from({ length: i + 1 }, (_, b) => 2 + b)));
+          const rows = await pool!.query<{
+            session_key: string;
+            next_seq: string;
+            high_water: string;
+          }>(
+            "SELECT session_key, next_seq, high_water FROM durably.sessions WHERE session_key = ANY($1)",
+            [sessions],
+          );
+          const byKey = new Map(rows.rows.map((r) => [r.session_key, r]));
+          sessions.forEach((key, i) => {
+            const r = byKey.get(key)!;
+            expect(Number(r.next_seq)).toBe(2 + i + 1);
+            expect(Number(r.high_water)).toBe(i % 2 === 1 ? 5000 + i + 1024 : 2 + 1024);
+          });
+        } finally {
+          await host.close();
+        }
+        // Reopened elsewhere, each session goes on from its own counters: the next seq, ids past its mark.
+        const next = await openPostgresHost({ connectionString: PG_URL, parameterizedCommits });
+        try {
+          for (const [i, key] of sessions.entries()) {
+            const storage = await next.open(key);
+            expect(await storage.mintId()).toBeGreaterThan(i % 2 === 1 ? 5000 + i + 1024 : 1026);
+            const seqs: number[] = [];
+            await storage.commit([[entry(20)]], (_, seq) => void seqs.push(seq));
+            expect(seqs).toEqual([2 + i + 1]);
+          }
+        } finally {
+          await next.close();
+        }
+      });
+
       it("a session refused by a unique index stores its batches before the refused one; its neighbours' calls land whole", async () => {
         const host = await openPostgresHost({
           connectionString: PG_URL,
@@ -256,6 +321,73 @@ for (const parameterizedCommits of [false, true])
       });
     },
   );
+
+/** A pool recording the text of every query its clients send. */
+class ScriptRecordingPool extends pg.Pool {
+  readonly texts: string[] = [];
+  readonly #patched = new WeakSet<pg.PoolClient>();
+  override connect(...args: unknown[]): never {
+    const connect = (...a: unknown[]) =>
+      (super.connect as (...b: unknown[]) => unknown).apply(this, a);
+    if (typeof args[0] === "function") return connect(args[0]) as never;
+    return (connect() as Promise<pg.PoolClient>).then((client) => {
+      // A pooled client comes back on later checkouts: wrap its query once.
+      if (this.#patched.has(client)) return client;
+      this.#patched.add(client);
+      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...a: unknown[]) => {
+        const first = a[0];
+        this.texts.push(typeof first === "string" ? first : (first as { text: string }).text);
+        return query(...a);
+      };
+      return client;
+    }) as never;
+  }
+}
+
+describe.skipIf(!PG_URL)("PostgresHost > the SQL of a round", () => {
+  it("a round of 8 sessions sends one statement fencing all of them and storing their counters, sessions in key byte order", async () => {
+    const recording = new ScriptRecordingPool({ connectionString: PG_URL, max: 4 });
+    const host = await openPostgresHost({ pool: recording });
+    try {
+      // Keys whose byte order differs from many collations' order (case, punctuation).
+      const base = freshSession("shape");
+      const sessions = ["b", "B", "a-", "a_", "Z", "a", "ä", "_"].map((k) => `${base}/${k}`);
+      const storages = await Promise.all(sessions.map((s) => host.open(s)));
+      await Promise.all(storages.map((s) => s.commit([[conversation]], () => undefined)));
+      recording.texts.length = 0;
+      const before = host.stats();
+      await Promise.all(storages.map((s) => s.commit([[entry(2)], [entry(3)]], () => undefined)));
+      expect(host.stats().rounds - before.rounds).toBe(1);
+      // Commit rounds (renewals run on the liveness connection too, a statement of their own).
+      const rounds = recording.texts.filter(
+        (t) => t.startsWith("BEGIN;") && t.includes("INSERT INTO durably.entries"),
+      );
+      expect(rounds).toHaveLength(1);
+      const statements = rounds[0]!.split(";\n");
+      // One statement fences every session and stores its counters; none per session.
+      expect(statements.filter((t) => t.includes("durably.fence_round("))).toHaveLength(1);
+      expect(statements.filter((t) => t.includes("durably.fence("))).toHaveLength(0);
+      expect(statements.filter((t) => t.includes("durably.sessions"))).toHaveLength(0);
+      expect(statements.filter((t) => t.startsWith("INSERT INTO durably.entries"))).toHaveLength(
+        16,
+      );
+      // Its sessions, in the order it locks their rows: the keys sorted by UTF-8 bytes.
+      const fence = statements.find((t) => t.includes("durably.fence_round("))!;
+      const order = sessions
+        .map((k) => ({ k, i: fence.indexOf(`'${k}'`) }))
+        .sort((x, y) => x.i - y.i)
+        .map((x) => x.k);
+      expect(order).toEqual(
+        [...sessions].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))),
+      );
+      expect(await sessionRows(sessions, "entries")).toBe(16);
+    } finally {
+      await host.close();
+      await recording.end();
+    }
+  });
+});
 
 describe.skipIf(!PG_URL)("PostgresHost > owners of the previous release", () => {
   it("a session held by a per-session liveness lock (before hosts) stays held while that connection lives, and is taken over at once when it dies", async () => {

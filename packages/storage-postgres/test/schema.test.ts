@@ -1,6 +1,7 @@
 import type { ConversationId, StorageWrite } from "@durably/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { openPostgresStorage } from "../src/index.js";
+import { openPostgresHost, openPostgresStorage } from "../src/index.js";
+import { migrations } from "../src/schema.js";
 import { freshSession, openTestStorage, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
 
 const pool = PG_URL ? testPool() : undefined;
@@ -8,6 +9,8 @@ afterAll(async () => pool?.end());
 
 const C = 1 as ConversationId;
 const conversation = { type: "conversation", value: { id: C } } as StorageWrite;
+const entry = (id: number): StorageWrite =>
+  ({ type: "entry", value: { id, conversationId: C, kind: "note" } }) as StorageWrite;
 
 function freshSchema(): string {
   return `t_${Math.random().toString(36).slice(2, 10)}`;
@@ -25,7 +28,56 @@ describe.skipIf(!PG_URL)("PostgresStorage > schema", () => {
       const versions = await pool!.query<{ version: number }>(
         `SELECT version FROM ${schema}.migrations`,
       );
-      expect(versions.rows.map((r) => r.version).sort()).toEqual([1, 2, 3]);
+      expect(versions.rows.map((r) => r.version).sort()).toEqual([1, 2, 3, 4]);
+    } finally {
+      await pool!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+
+  it("a schema at version 3 (before fence_round) is migrated to 4 at open; sessions it held go on committing, in both round modes", async () => {
+    const schema = freshSchema();
+    const session = freshSession("v3");
+    try {
+      // The schema as the release before this one left it: migrations 1 to 3, one session committed.
+      await pool!.query(
+        `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      for (const m of migrations(schema).filter((m) => m.version <= 3)) {
+        await pool!.query(m.sql);
+        await pool!.query(`INSERT INTO ${schema}.migrations (version) VALUES ($1)`, [m.version]);
+      }
+      await pool!.query(
+        `INSERT INTO ${schema}.sessions (session_key, next_seq, high_water, lease_owner, lease_token, lease_expires_at) VALUES ($1, 5, 3000, NULL, 7, now())`,
+        [session],
+      );
+      for (const parameterizedCommits of [false, true]) {
+        const host = await openPostgresHost({
+          connectionString: PG_URL,
+          schema,
+          parameterizedCommits,
+        });
+        try {
+          const storage = await host.open(session);
+          const seqs: number[] = [];
+          await storage.commit(
+            // The second pass: the conversation exists; an id past the mark moves it again.
+            parameterizedCommits ? [[entry(3600)], [entry(5000)]] : [[conversation], [entry(3500)]],
+            (_, seq) => void seqs.push(seq),
+          );
+          expect(seqs).toEqual(parameterizedCommits ? [7, 8] : [5, 6]);
+        } finally {
+          await host.close();
+        }
+      }
+      const versions = await pool!.query<{ version: number }>(
+        `SELECT version FROM ${schema}.migrations`,
+      );
+      expect(versions.rows.map((r) => r.version).sort()).toEqual([1, 2, 3, 4]);
+      const row = await pool!.query<{ next_seq: string; high_water: string }>(
+        `SELECT next_seq, high_water FROM ${schema}.sessions WHERE session_key = $1`,
+        [session],
+      );
+      expect(row.rows[0]).toEqual({ next_seq: "9", high_water: String(5000 + 1024) });
     } finally {
       await pool!.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     }
