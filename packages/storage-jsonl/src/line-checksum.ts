@@ -134,11 +134,18 @@ export function lineChecksum(
 ): number {
   if (at === undefined) return crc32Text(`${text.slice(0, crcAt)}}`);
   // The text from `crcAt` on is ASCII (checked by `crcMemberAt`): as many bytes as characters.
-  const end = at.lineEnd - (text.length - crcAt);
+  return bytesChecksum(at.bytes, at.start, at.lineEnd - (text.length - crcAt));
+}
+
+/**
+ * The checksum of the line at `bytes[start…]` whose checksum member starts
+ * at byte `crcAt`: the CRC of `bytes[start, crcAt)` and a closing brace.
+ */
+export function bytesChecksum(bytes: Uint8Array, start: number, crcAt: number): number {
   const crc =
-    nativeCrc32 !== undefined && end - at.start >= NATIVE_FROM
-      ? nativeCrc32(at.bytes.subarray(at.start, end))
-      : crc32Bytes(at.bytes, at.start, end);
+    nativeCrc32 !== undefined && crcAt - start >= NATIVE_FROM
+      ? nativeCrc32(bytes.subarray(start, crcAt))
+      : crc32Bytes(bytes, start, crcAt);
   // One more byte, the closing brace.
   const c = ~crc;
   return ~((TABLES[(c ^ CLOSE_BRACE) & 0xff] as number) ^ (c >>> 8)) >>> 0;

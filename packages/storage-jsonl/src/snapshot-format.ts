@@ -9,7 +9,7 @@ import {
 } from "@durably/core";
 import { checkBatchShape } from "@durably/core/storage";
 import type { LineCursor } from "./line-cursor.js";
-import { crc32Text, crcMember, crcMemberAt, lineChecksum } from "./line-checksum.js";
+import { CRC_MEMBER, crc32Text, crcMember, crcMemberAt, lineChecksum } from "./line-checksum.js";
 import { LineError } from "./line-format.js";
 
 /**
@@ -248,6 +248,113 @@ export function glanceEntryLine(text: string): EntryGlance | undefined {
   const member = crcMember(text);
   if (member === undefined) return undefined;
   return { seq, id, conversationId, crcAt: member.at, crc: member.value };
+}
+
+const ENTRY_HEAD_BYTES = Buffer.from(ENTRY_HEAD);
+const ENTRY_ID_BYTES = Buffer.from(ENTRY_ID);
+const ENTRY_CONVERSATION_BYTES = Buffer.from(ENTRY_CONVERSATION);
+const CRC_MEMBER_BYTES = Buffer.from(CRC_MEMBER);
+
+/** `head"`, searched for rather than `"head"`: a quote is in every few bytes of JSON, an `h` seldom. */
+const HEAD_TAIL = Buffer.from('head"');
+const QUOTE = 34;
+
+/**
+ * Where the first `"head"` at or after `from` is in `bytes`, or -1. UTF-8
+ * has these bytes exactly where the text has these characters (a byte
+ * below 128 is always the character it codes).
+ */
+export function headAt(
+  bytes: Uint8Array & { indexOf(value: Uint8Array, from: number): number },
+  from: number,
+): number {
+  for (let at = bytes.indexOf(HEAD_TAIL, from + 1); at >= 0; at = bytes.indexOf(HEAD_TAIL, at + 1))
+    if (bytes[at - 1] === QUOTE) return at - 1;
+  return -1;
+}
+
+/** Bytes of `"head"`. */
+const HEAD_LENGTH = 6;
+
+/** Whether `bytes` hold `literal` at `at` (`at + literal.length <= end`). */
+function bytesAt(bytes: Uint8Array, at: number, end: number, literal: Uint8Array): boolean {
+  if (at + literal.length > end) return false;
+  for (let i = 0; i < literal.length; i++) if (bytes[at + i] !== literal[i]) return false;
+  return true;
+}
+
+/** As `positiveAt`, over `bytes[from, end)`; sets `digitsEnd`. */
+function positiveBytesAt(bytes: Uint8Array, from: number, end: number): number {
+  let value = 0;
+  let i = from;
+  for (; i < end && i - from <= 16; i++) {
+    const digit = (bytes[i] as number) - 48;
+    if (digit < 0 || digit > 9) break;
+    if (digit === 0 && i === from) return -1;
+    value = value * 10 + digit;
+  }
+  digitsEnd = i;
+  return i === from || !Number.isSafeInteger(value) ? -1 : value;
+}
+
+/**
+ * What `glanceEntryBytes` read last (one object, reused: read it before the
+ * next call). `crcAt` is the byte offset where the checksum member starts.
+ */
+export const glancedBytes: EntryGlance = { seq: 0, id: 0, conversationId: 0, crcAt: 0, crc: 0 };
+
+/**
+ * `glanceEntryLine` over the line's UTF-8 bytes, `bytes[start, end)` (`end`
+ * its `\n` or the end of the bytes), with no string of it: true (and
+ * `glancedBytes` filled) exactly when `glanceEntryLine` of its text gives a
+ * glance, the same one. `head` is where the first `"head"` at or after
+ * `start` is in `bytes` (-1 for none): a caller walking many lines of one
+ * buffer searches once per occurrence, not once per line.
+ */
+export function glanceEntryBytes(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  head: number,
+): boolean {
+  if (!bytesAt(bytes, start, end, ENTRY_HEAD_BYTES)) return false;
+  const seq = positiveBytesAt(bytes, start + ENTRY_HEAD_BYTES.length, end);
+  if (seq < 0 || !bytesAt(bytes, digitsEnd, end, ENTRY_ID_BYTES)) return false;
+  const id = positiveBytesAt(bytes, digitsEnd + ENTRY_ID_BYTES.length, end);
+  if (id < 0 || !bytesAt(bytes, digitsEnd, end, ENTRY_CONVERSATION_BYTES)) return false;
+  const conversationId = positiveBytesAt(bytes, digitsEnd + ENTRY_CONVERSATION_BYTES.length, end);
+  const after = digitsEnd < end ? bytes[digitsEnd] : -1;
+  if (conversationId < 0 || (after !== COMMA && after !== CLOSE)) return false;
+  // A head must be indexed; it could only be told by a parse.
+  if (head >= start && head + HEAD_LENGTH <= end) return false;
+  // The checksum member, read back from the final brace as `crcMember` does.
+  const last = end - 1;
+  if (last <= start || bytes[last] !== CLOSE) return false;
+  let crc = 0;
+  let scale = 1;
+  let from = last;
+  for (; from > last - 11 && from > start; from--) {
+    const digit = (bytes[from - 1] as number) - 48;
+    if (digit < 0 || digit > 9) break;
+    crc += digit * scale;
+    scale *= 10;
+  }
+  const crcAt = from - CRC_MEMBER_BYTES.length;
+  if (
+    from === last ||
+    last - from > 10 ||
+    crcAt < start ||
+    !bytesAt(bytes, crcAt, end, CRC_MEMBER_BYTES) ||
+    crc > 0xffffffff
+  )
+    return false;
+  const glance = glancedBytes;
+  glance.seq = seq;
+  glance.id = id;
+  glance.conversationId = conversationId;
+  glance.crcAt = crcAt;
+  glance.crc = crc;
+  return true;
 }
 
 /** Whether a decoded entry line gives what `glanceEntryLine` read from its text (no head included). */

@@ -5,11 +5,13 @@ import { JsonlIndex } from "./jsonl-index.js";
 import { documentFile, LineError } from "./line-format.js";
 import { FileLines } from "./line-reader.js";
 import { sidecarKey, type MarkerSeed, type Sidecar } from "./recovery-markers.js";
-import { lineChecksum } from "./line-checksum.js";
+import { bytesChecksum } from "./line-checksum.js";
 import {
   decodeSnapshotHeader,
   decodeSnapshotLine,
-  glanceEntryLine,
+  glanceEntryBytes,
+  glancedBytes,
+  headAt,
   SNAPSHOT_FILE,
   type SnapshotHeader,
   type SnapshotLine,
@@ -79,7 +81,9 @@ export async function loadSnapshot(
   let header: SnapshotHeader | undefined;
   let ended: number | undefined;
   let count = 0;
-  for (let window = await lines.next(); window; window = await lines.next())
+  // Where the window's next `"head"` is: searched for once per occurrence (-2: not yet, -1: none left).
+  let head = -2;
+  for (let window = await lines.next(); window; window = await lines.next(), head = -2)
     while (window.next()) {
       const n = window.line;
       count = n;
@@ -99,10 +103,12 @@ export async function loadSnapshot(
             );
           continue;
         }
-        // Most entry lines: indexed from their text, checksum checked, decoded on their first read.
-        const glance = glanceEntryLine(text);
-        if (glance !== undefined) {
-          if (lineChecksum(text, glance.crcAt, window) !== glance.crc)
+        // Most entry lines: indexed from their bytes, checksum checked, decoded on their first read.
+        const { bytes, start } = window;
+        if (head !== -1 && head < start) head = headAt(bytes, start);
+        if (glanceEntryBytes(bytes, start, window.lineEnd, head)) {
+          const glance = glancedBytes;
+          if (bytesChecksum(bytes, start, glance.crcAt) !== glance.crc)
             throw new LineError("checksum mismatch: the line was changed or damaged");
           if (glance.seq > header.seq)
             throw new LineError(
