@@ -13,7 +13,7 @@ import { EntryLinks } from "./entry-links.js";
 import type { RowReader } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
 import { SqliteView } from "./sqlite-view.js";
-import { writeTip } from "./tips.js";
+import { writeTips, type TipWrite } from "./tips.js";
 
 const INSERT_CONVERSATION =
   "INSERT INTO conversations (id, owner_task_id, record, crc) VALUES (?, ?, ?, ?)";
@@ -93,7 +93,12 @@ export function applyCall(
       : undefined;
   const limit = conflict?.batchIndex ?? plans.length;
   if (limit === 0 && conflict !== undefined) throw new FirstBatchConflict(conflict);
-  const chains: Chains = { links: new EntryLinks(db, rows), revisions: new Map(), view };
+  const chains: Chains = {
+    links: new EntryLinks(db, rows),
+    revisions: new Map(),
+    batchRevisions: new Map(),
+    view,
+  };
   let stored = 0;
   let highWater = counters.highWater;
   for (; stored < limit; stored++) {
@@ -103,22 +108,29 @@ export function applyCall(
     const writeIndex = applyPlan(db, rows, plan, encoded.batches[stored] as EncodedWrite[], chains);
     if (writeIndex !== undefined) {
       conflict = { batchIndex: stored, writeIndex, kind: "entry-exists" };
-      // The call stops here, so the revision seqs this batch moved are never used.
+      // The call stops here: the chain ends this batch moved are forgotten with it.
       chains.links.dropBatch();
+      chains.batchRevisions.clear();
       if (!savepoint) throw new FirstBatchConflict(conflict);
       db.run("ROLLBACK TO durably_batch");
       db.run("RELEASE durably_batch");
       break;
     }
     chains.links.keepBatch();
+    for (const [id, ends] of chains.batchRevisions) chains.revisions.set(id, ends);
+    chains.batchRevisions.clear();
     if (savepoint) db.run("RELEASE durably_batch");
     if (plan.highestId > highWater) highWater = plan.highestId;
   }
   let persistedHighWater = counters.persistedHighWater;
   const nextSeq = counters.nextSeq + stored;
   if (stored > 0) {
-    writeTip(db, 0, "seq", nextSeq);
-    chains.links.flush();
+    // Every chain end the call moved, and the seq counter, in one write (a few statements).
+    const tips: TipWrite[] = [{ id: 0, chain: "seq", newest: nextSeq, newestHead: 0 }];
+    chains.links.tipWrites(tips);
+    for (const [id, ends] of chains.revisions)
+      tips.push({ id, chain: "revisions", newest: ends.lastSeq, newestHead: 0 });
+    writeTips(db, tips);
     if (highWater > persistedHighWater) {
       // Reserve ahead, so most commits leave the ids page alone (one page less to write).
       // A reopen skips the unused reserved ids, which is allowed: ids only have to be fresh.
@@ -145,14 +157,26 @@ export function applyCall(
  */
 interface Chains {
   links: EntryLinks;
-  /** Newest base and newest revision of each document the call has written so far. */
-  revisions: Map<number, { baseSeq: number; lastSeq: number }>;
+  /** Newest base and newest revision of each document, as the call's stored batches left them. */
+  revisions: Map<number, RevisionEnds>;
+  /** The same, moved by the batch being written (forgotten if it is refused). */
+  batchRevisions: Map<number, RevisionEnds>;
   view: SqliteView;
 }
 
-/** A document's newest base and revision before this write: the call's own, else the stored ones. */
-function revisionsOf(chains: Chains, id: number): { baseSeq: number; lastSeq: number } {
-  return chains.revisions.get(id) ?? chains.view.revisionTip(id);
+interface RevisionEnds {
+  baseSeq: number;
+  lastSeq: number;
+}
+
+/**
+ * A document's newest base and revision before this write: this batch's,
+ * else the call's, else the stored ones. The call's tips reach the file
+ * only at its end; nothing reads them back from the file before that (the
+ * call is planned before any write).
+ */
+function revisionsOf(chains: Chains, id: number): RevisionEnds {
+  return chains.batchRevisions.get(id) ?? chains.revisions.get(id) ?? chains.view.revisionTip(id);
 }
 
 /** Writes one planned batch; returns the index of a write whose entry id is already stored. */
@@ -216,7 +240,7 @@ function applyPlan(
           content.version,
           0,
         );
-        chains.revisions.set(record.id, { baseSeq: seq, lastSeq: seq });
+        chains.batchRevisions.set(record.id, { baseSeq: seq, lastSeq: seq });
         break;
       }
       case "document.change": {
@@ -228,8 +252,8 @@ function applyPlan(
           setBase(db, id, content.version, seq);
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (w.currentOnly) db.run(RECLAIM_BEFORE, [id, seq]);
-          chains.revisions.set(id, { baseSeq: seq, lastSeq: seq });
-        } else chains.revisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
+          chains.batchRevisions.set(id, { baseSeq: seq, lastSeq: seq });
+        } else chains.batchRevisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
         break;
       }
       case "document.retire": {

@@ -1,7 +1,6 @@
 import { columnText, rowCrc } from "./checksums.js";
 import type { DocumentRow } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
-import { writeTip } from "./tips.js";
 
 /**
  * The writes that keep a document's revision chain (see `revision-chain.ts`):
@@ -17,7 +16,8 @@ const RETIRE = "UPDATE documents SET retired_at = ?, state_crc = ? WHERE id = ?"
 
 /**
  * Stores a revision linked to the document's revision before it (`prevSeq`,
- * 0 for its first) and makes it the document's newest (its tip).
+ * 0 for its first). The caller moves the document's tip to it (written once
+ * per call, with the call's other tips).
  */
 export function insertRevision(
   db: SqliteStatements,
@@ -30,7 +30,6 @@ export function insertRevision(
 ): void {
   const crc = rowCrc(json, columnText.revision(documentId, seq, kind, version, prevSeq));
   db.run(INSERT_REVISION, [documentId, seq, kind, json, version, prevSeq, crc]);
-  writeTip(db, documentId, "revisions", seq);
 }
 
 /** A new base at `seq` became the governing base (the document row's version and base). */

@@ -2,7 +2,7 @@ import { columnText, rowCrc } from "./checksums.js";
 import { linkOf, readTip, type Chain, type LinkedRow, type Tip } from "./entry-chain.js";
 import { ENTRY_COLUMNS, type RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
-import { writeTip } from "./tips.js";
+import type { TipWrite } from "./tips.js";
 
 const ANY_ENTRY = "SELECT id FROM entries WHERE conversation_id = ? ORDER BY id DESC LIMIT 1";
 const ENTRY_EXISTS = "SELECT 1 AS found FROM entries WHERE id = ?";
@@ -24,8 +24,8 @@ export interface Links {
  * Links the entries one `commit` call writes into their conversations'
  * chains (see `entry-chain.ts`). Tips move in memory while the call runs,
  * batch by batch (a refused batch's moves are dropped with its savepoint),
- * and are written once per conversation at the end of the call, as the
- * seq counter is. An entry whose id is below its conversation's newest (the
+ * and are written once per conversation at the end of the call, with the
+ * call's other tips and the seq counter. An entry whose id is below its conversation's newest (the
  * port allows any fresh id) is spliced in: the entry above it is relinked.
  */
 export class EntryLinks {
@@ -127,9 +127,14 @@ export class EntryLinks {
     this.#batch.clear();
   }
 
-  /** Writes the tips the call moved, once per conversation. */
-  flush(): void {
+  /** The tips the call moved, once per conversation, for the call's tip write. */
+  tipWrites(into: TipWrite[]): void {
     for (const [conversationId, tip] of this.#call)
-      writeTip(this.#db, conversationId, "entries", tip.lastId, tip.lastHead);
+      into.push({
+        id: conversationId,
+        chain: "entries",
+        newest: tip.lastId,
+        newestHead: tip.lastHead,
+      });
   }
 }

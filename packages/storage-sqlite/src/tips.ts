@@ -15,19 +15,47 @@ import type { SqliteStatements } from "./sqlite-database.js";
  */
 
 const SELECT_TIP = "SELECT newest, newest_head, crc FROM tips WHERE id = ? AND chain = ?";
-const UPSERT_TIP = `INSERT INTO tips (id, chain, newest, newest_head, crc) VALUES (?, ?, ?, ?, ?)
-  ON CONFLICT (id, chain) DO UPDATE SET newest = excluded.newest, newest_head = excluded.newest_head, crc = excluded.crc`;
 
-/** Writes (or moves) the end of a chain. */
-export function writeTip(
-  db: SqliteStatements,
-  id: number,
-  chain: TipChain,
-  newest: number,
-  newestHead = 0,
-): void {
-  const crc = rowCrc("", columnText.tip(id, chain, newest, newestHead));
-  db.run(UPSERT_TIP, [id, chain, newest, newestHead, crc]);
+/** One row of `tips` a commit call moves. */
+export interface TipWrite {
+  id: number;
+  chain: TipChain;
+  newest: number;
+  newestHead: number;
+}
+
+/**
+ * Rows per upsert statement. A call's tips go out in a few multi-row
+ * statements instead of one statement per chain end: a statement run costs
+ * about as much as the row it writes. Fixed chunks keep the number of
+ * distinct statement texts (each prepared once) at this many.
+ */
+const ROWS_PER_STATEMENT = 32;
+const upsertTexts: string[] = [];
+
+function upsertText(rows: number): string {
+  let text = upsertTexts[rows];
+  if (text === undefined) {
+    const values = new Array<string>(rows).fill("(?, ?, ?, ?, ?)").join(", ");
+    text = `INSERT INTO tips (id, chain, newest, newest_head, crc) VALUES ${values}
+  ON CONFLICT (id, chain) DO UPDATE SET newest = excluded.newest, newest_head = excluded.newest_head, crc = excluded.crc`;
+    upsertTexts[rows] = text;
+  }
+  return text;
+}
+
+/** Writes (or moves) the ends of chains, each `(id, chain)` at most once. */
+export function writeTips(db: SqliteStatements, tips: readonly TipWrite[]): void {
+  for (let from = 0; from < tips.length; from += ROWS_PER_STATEMENT) {
+    const rows = Math.min(ROWS_PER_STATEMENT, tips.length - from);
+    const params: (number | string)[] = [];
+    for (let i = from; i < from + rows; i++) {
+      const { id, chain, newest, newestHead } = tips[i] as TipWrite;
+      const crc = rowCrc("", columnText.tip(id, chain, newest, newestHead));
+      params.push(id, chain, newest, newestHead, crc);
+    }
+    db.run(upsertText(rows), params);
+  }
 }
 
 /** The verified end of a chain, or `undefined` when it has no row. */
