@@ -110,23 +110,23 @@ export class CommitWriter {
 
   /** This session's values in a round's fence statement (`roundFenceSql`), every batch of `p` stored. */
   roundRow(p: PreparedCommit): RoundRow {
-    const { next } = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    const next = this.#nextCounters(p.plans, p.plans.length, p.mintedHighWater);
     return {
       key: this.#key,
       token: this.#token,
       nextSeq: next.nextSeq,
-      highWater: next.highWater !== this.#counters.highWater ? next.highWater : null,
+      highWater: this.#markToStore(next),
     };
   }
 
   /** Every batch of `p` as one element of the `commit_calls` function's argument (see commit-calls.ts). */
   call(p: PreparedCommit): CallArgument {
-    const { next } = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
+    const next = this.#nextCounters(p.plans, p.plans.length, p.mintedHighWater);
     return {
       k: this.#session,
       t: this.#token,
       n: next.nextSeq,
-      h: next.highWater !== this.#counters.highWater ? next.highWater : null,
+      h: this.#markToStore(next),
       o: p.ops.flat(),
     };
   }
@@ -135,7 +135,7 @@ export class CommitWriter {
   committed(p: PreparedCommit, stored: number, adopt: (highWater: number) => void): void {
     // Nothing stored, nothing written: not even the counters (the high-water mark stays as stored).
     if (stored === 0) return;
-    this.#counters = this.#counterUpdate(p.plans, stored, p.mintedHighWater).next;
+    this.#counters = this.#nextCounters(p.plans, stored, p.mintedHighWater);
     for (let i = 0; i < stored; i++) {
       const plan = p.plans[i] as BatchPlan;
       for (const w of plan.writes)
@@ -145,22 +145,28 @@ export class CommitWriter {
     }
   }
 
-  /** The counters statement for `stored` batches. */
-  #counterUpdate(
-    plans: readonly BatchPlan[],
-    stored: number,
-    mintedHighWater: number,
-  ): { sql: string; next: Counters } {
+  /** The counters once `stored` batches of `plans` are stored. */
+  #nextCounters(plans: readonly BatchPlan[], stored: number, mintedHighWater: number): Counters {
     const nextSeq = this.#counters.nextSeq + stored;
     let highest = mintedHighWater;
     for (let i = 0; i < stored; i++) highest = Math.max(highest, (plans[i] as BatchPlan).highestId);
     // Reserve ahead, so most commits leave the high-water mark alone; ids skipped after a reopen are fine.
     const highWater =
       highest > this.#counters.highWater ? highest + ID_RESERVATION : this.#counters.highWater;
-    const sql = `UPDATE ${this.#schema}.sessions SET next_seq = ${nextSeq}${
-      highWater !== this.#counters.highWater ? `, high_water = ${highWater}` : ""
-    } WHERE session_key = ${literal(this.#session)}`;
-    return { sql, next: { nextSeq, highWater } };
+    return { nextSeq, highWater };
+  }
+
+  /** The high-water mark to store with `next`, or null when it leaves the stored one as it is. */
+  #markToStore(next: Counters): number | null {
+    return next.highWater !== this.#counters.highWater ? next.highWater : null;
+  }
+
+  /** The counters statement of the replay path (the fast path stores them in the round's fence). */
+  #counterSql(next: Counters): string {
+    const mark = this.#markToStore(next);
+    return `UPDATE ${this.#schema}.sessions SET next_seq = ${next.nextSeq}${
+      mark === null ? "" : `, high_water = ${mark}`
+    } WHERE session_key = ${this.#key}`;
   }
 
   /**
@@ -193,14 +199,14 @@ export class CommitWriter {
         );
         if (conflict === undefined) throw error;
         if (i === 0) return { stored: 0, conflict };
-        const counters = this.#counterUpdate(p.plans, i, p.mintedHighWater);
-        await client.query(counters.sql);
+        await client.query(this.#counterSql(this.#nextCounters(p.plans, i, p.mintedHighWater)));
         return { stored: i, conflict };
       }
     }
     // Every batch went in this time (a neighbour broke the fast path, or nothing else writes this session).
-    const counters = this.#counterUpdate(p.plans, p.plans.length, p.mintedHighWater);
-    await client.query(counters.sql);
+    await client.query(
+      this.#counterSql(this.#nextCounters(p.plans, p.plans.length, p.mintedHighWater)),
+    );
     return { stored: p.plans.length };
   }
 

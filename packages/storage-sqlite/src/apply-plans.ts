@@ -9,6 +9,7 @@ import { columnText, rowCrc } from "./checksums.js";
 import { insertRevision, retire, setBase, stateCrc } from "./document-writes.js";
 import { readDocumentRow } from "./documents.js";
 import type { EncodedCall, EncodedWrite } from "./encode-writes.js";
+import { BatchMoves } from "./batch-moves.js";
 import { EntryLinks } from "./entry-links.js";
 import type { RowReader } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
@@ -93,12 +94,7 @@ export function applyCall(
       : undefined;
   const limit = conflict?.batchIndex ?? plans.length;
   if (limit === 0 && conflict !== undefined) throw new FirstBatchConflict(conflict);
-  const chains: Chains = {
-    links: new EntryLinks(db, rows),
-    revisions: new Map(),
-    batchRevisions: new Map(),
-    view,
-  };
+  const chains: Chains = { links: new EntryLinks(db, rows), revisions: new BatchMoves(), view };
   let stored = 0;
   let highWater = counters.highWater;
   for (; stored < limit; stored++) {
@@ -110,15 +106,14 @@ export function applyCall(
       conflict = { batchIndex: stored, writeIndex, kind: "entry-exists" };
       // The call stops here: the chain ends this batch moved are forgotten with it.
       chains.links.dropBatch();
-      chains.batchRevisions.clear();
+      chains.revisions.dropBatch();
       if (!savepoint) throw new FirstBatchConflict(conflict);
       db.run("ROLLBACK TO durably_batch");
       db.run("RELEASE durably_batch");
       break;
     }
     chains.links.keepBatch();
-    for (const [id, ends] of chains.batchRevisions) chains.revisions.set(id, ends);
-    chains.batchRevisions.clear();
+    chains.revisions.keepBatch();
     if (savepoint) db.run("RELEASE durably_batch");
     if (plan.highestId > highWater) highWater = plan.highestId;
   }
@@ -128,7 +123,7 @@ export function applyCall(
     // Every chain end the call moved, and the seq counter, in one write (a few statements).
     const tips: TipWrite[] = [{ id: 0, chain: "seq", newest: nextSeq, newestHead: 0 }];
     chains.links.tipWrites(tips);
-    for (const [id, ends] of chains.revisions)
+    for (const [id, ends] of chains.revisions.kept())
       tips.push({ id, chain: "revisions", newest: ends.lastSeq, newestHead: 0 });
     writeTips(db, tips);
     if (highWater > persistedHighWater) {
@@ -157,10 +152,8 @@ export function applyCall(
  */
 interface Chains {
   links: EntryLinks;
-  /** Newest base and newest revision of each document, as the call's stored batches left them. */
-  revisions: Map<number, RevisionEnds>;
-  /** The same, moved by the batch being written (forgotten if it is refused). */
-  batchRevisions: Map<number, RevisionEnds>;
+  /** Newest base and newest revision of each document the call's batches wrote. */
+  revisions: BatchMoves<RevisionEnds>;
   view: SqliteView;
 }
 
@@ -170,13 +163,13 @@ interface RevisionEnds {
 }
 
 /**
- * A document's newest base and revision before this write: this batch's,
- * else the call's, else the stored ones. The call's tips reach the file
+ * A document's newest base and revision before this write: the call's
+ * own, else the stored ones. The call's tips reach the file
  * only at its end; nothing reads them back from the file before that (the
  * call is planned before any write).
  */
 function revisionsOf(chains: Chains, id: number): RevisionEnds {
-  return chains.batchRevisions.get(id) ?? chains.revisions.get(id) ?? chains.view.revisionTip(id);
+  return chains.revisions.get(id) ?? chains.view.revisionTip(id);
 }
 
 /** Writes one planned batch; returns the index of a write whose entry id is already stored. */
@@ -240,7 +233,7 @@ function applyPlan(
           content.version,
           0,
         );
-        chains.batchRevisions.set(record.id, { baseSeq: seq, lastSeq: seq });
+        chains.revisions.set(record.id, { baseSeq: seq, lastSeq: seq });
         break;
       }
       case "document.change": {
@@ -252,8 +245,8 @@ function applyPlan(
           setBase(db, id, content.version, seq);
           // Current-only: nothing before the newest base can be read again, so reclaim it now.
           if (w.currentOnly) db.run(RECLAIM_BEFORE, [id, seq]);
-          chains.batchRevisions.set(id, { baseSeq: seq, lastSeq: seq });
-        } else chains.batchRevisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
+          chains.revisions.set(id, { baseSeq: seq, lastSeq: seq });
+        } else chains.revisions.set(id, { baseSeq: before.baseSeq, lastSeq: seq });
         break;
       }
       case "document.retire": {

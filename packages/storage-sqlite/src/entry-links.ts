@@ -1,5 +1,6 @@
 import { columnText, rowCrc } from "./checksums.js";
 import { linkOf, readTip, type Chain, type LinkedRow, type Tip } from "./entry-chain.js";
+import { BatchMoves } from "./batch-moves.js";
 import { ENTRY_COLUMNS, type RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 import type { TipWrite } from "./tips.js";
@@ -31,8 +32,8 @@ export interface Links {
 export class EntryLinks {
   readonly #db: SqliteStatements;
   readonly #rows: RowReader;
-  readonly #call = new Map<number, Tip>();
-  readonly #batch = new Map<number, Tip>();
+  /** Tips moved by the call's batches. */
+  readonly #moved = new BatchMoves<Tip>();
   /** Tips as stored before the call, read once each. */
   readonly #stored = new Map<number, Tip>();
 
@@ -42,10 +43,7 @@ export class EntryLinks {
   }
 
   #tip(conversationId: number): Tip {
-    const known =
-      this.#batch.get(conversationId) ??
-      this.#call.get(conversationId) ??
-      this.#stored.get(conversationId);
+    const known = this.#moved.get(conversationId) ?? this.#stored.get(conversationId);
     if (known !== undefined) return known;
     let stored = readTip(this.#db, this.#rows, conversationId);
     if (stored === undefined) {
@@ -110,7 +108,7 @@ export class EntryLinks {
   /** Moves the conversation's tip in this batch once the entry is stored. */
   appended(id: number, conversationId: number, head: boolean): void {
     const tip = this.#tip(conversationId);
-    this.#batch.set(conversationId, {
+    this.#moved.set(conversationId, {
       lastId: Math.max(tip.lastId, id),
       lastHead: head ? Math.max(tip.lastHead, id) : tip.lastHead,
     });
@@ -118,18 +116,17 @@ export class EntryLinks {
 
   /** The batch is stored: its tips become the call's. */
   keepBatch(): void {
-    for (const [conversationId, tip] of this.#batch) this.#call.set(conversationId, tip);
-    this.#batch.clear();
+    this.#moved.keepBatch();
   }
 
   /** The batch was refused and rolled back: its tips are forgotten. */
   dropBatch(): void {
-    this.#batch.clear();
+    this.#moved.dropBatch();
   }
 
   /** The tips the call moved, once per conversation, for the call's tip write. */
   tipWrites(into: TipWrite[]): void {
-    for (const [conversationId, tip] of this.#call)
+    for (const [conversationId, tip] of this.#moved.kept())
       into.push({
         id: conversationId,
         chain: "entries",

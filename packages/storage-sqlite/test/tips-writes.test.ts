@@ -1,8 +1,7 @@
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Batch, ConversationId, DocumentId, EntryId, StorageWrite } from "@durably/core";
 import { BetterSqlite3Database, openSqliteStorage, SqliteStorage } from "../src/index.js";
-import { seqRecorder, tempDir } from "./helpers.js";
+import { databasePerTest, seqRecorder } from "./helpers.js";
 import { RecordingDatabase } from "./recording-database.js";
 
 // A commit call writes the ends of the chains it moved (entries per
@@ -40,14 +39,8 @@ const delta = (id: number, text: string): StorageWrite => ({
 
 const TIPS_SQL = "SELECT id, chain, newest, newest_head FROM tips ORDER BY chain, id";
 
-let dir: ReturnType<typeof tempDir>;
-let path: string;
-
-beforeEach(() => {
-  dir = tempDir();
-  path = join(dir.dir, "tips.sqlite");
-});
-afterEach(() => dir.cleanup());
+// Each test starts from a new, empty database file.
+const db = databasePerTest("tips.sqlite", async () => {});
 
 async function commit(storage: SqliteStorage, ...batches: Batch[]) {
   const rec = seqRecorder();
@@ -57,7 +50,7 @@ async function commit(storage: SqliteStorage, ...batches: Batch[]) {
 
 describe("tips written once per commit call", () => {
   it("a refused batch's document change moves no chain end: the document reads and grows on from the kept batch", async () => {
-    let storage = await openSqliteStorage(path);
+    let storage = await openSqliteStorage(db.path);
     await commit(storage, [conversation(1), createDoc(3, 1, "a"), entry(10, 1, "stored")]);
     // Entry 10 is stored by an earlier call, so only the write itself finds it taken: the
     // second batch is undone by its savepoint after its document change was written.
@@ -79,7 +72,7 @@ describe("tips written once per commit call", () => {
     expect((await commit(storage, [delta(3, "c")])).seqs).toEqual([3]);
     await storage.close();
     // Reading after a reopen walks the revision chain from the stored tip.
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(db.path);
     expect(await storage.document(3 as DocumentId, "current")).toMatchObject({
       value: { text: "abc" },
       deltasSinceBase: 2,
@@ -88,8 +81,8 @@ describe("tips written once per commit call", () => {
   });
 
   it("a call of 40 batches over 40 conversations and documents writes its 81 tips in three statements, each tip exact", async () => {
-    const recording = new RecordingDatabase(BetterSqlite3Database.open(path));
-    let storage = await SqliteStorage.open(recording, { location: path });
+    const recording = new RecordingDatabase(BetterSqlite3Database.open(db.path));
+    let storage = await SqliteStorage.open(recording, { location: db.path });
     const n = 40;
     const setup: StorageWrite[] = [];
     for (let i = 0; i < n; i++) setup.push(conversation(100 + i), createDoc(200 + i, 100 + i, "a"));
@@ -122,7 +115,7 @@ describe("tips written once per commit call", () => {
     }
     expect(tips).toContainEqual({ id: 0, chain: "seq", newest: 2 + n, newest_head: 0 });
     await storage.close();
-    storage = await openSqliteStorage(path);
+    storage = await openSqliteStorage(db.path);
     for (let i = 0; i < n; i++)
       expect(await storage.document((200 + i) as DocumentId, "current")).toMatchObject({
         value: { text: "ab" },
