@@ -72,39 +72,85 @@ export interface MeasureOptions {
   log?: (line: string) => void;
 }
 
+/** One timed run of a case, measured where it ran. */
+export interface RoundResult {
+  commits: number;
+  seconds: number;
+  /** CPU time (user + system, every thread) of the process that ran it, in microseconds. */
+  cpuMicros: number;
+}
+
+/** A case ready to run rounds: in this process (`localRounds`) or in a child (`isolated.ts`). */
+export interface RoundRunner {
+  round(ms: number): Promise<RoundResult>;
+  stats(): Promise<{ calls: number; batches: number } | undefined>;
+  close(): Promise<void>;
+}
+
+/** Runs an opened case's rounds in this process, timing each with this process's clock and CPU. */
+export function localRounds(runner: Runner): RoundRunner {
+  return {
+    async round(ms) {
+      const cpuStart = process.cpuUsage();
+      const start = performance.now();
+      const commits = await runner.run(start + ms);
+      const seconds = (performance.now() - start) / 1000;
+      const cpu = process.cpuUsage(cpuStart);
+      return { commits, seconds, cpuMicros: cpu.user + cpu.system };
+    },
+    stats: () => Promise.resolve(runner.stats?.()),
+    close: async () => {
+      await runner.close();
+    },
+  };
+}
+
 /**
- * Opens every case, warms each, then runs `rounds` rounds in which every case
- * runs `roundMs` in turn (the starting case rotates each round). On a shared
- * machine a burst of load then hits one round of every case instead of all of
- * one case, and the median per case discards it.
+ * Opens every case in this process and measures them (`measureRounds`).
+ * Cases sharing one process share the JIT's feedback on library code they
+ * both call (abstract-level's `batch`, better-sqlite3's statements): one
+ * case's calls can make another's faster or slower than in a process of its
+ * own, so the benchmarks that compare cases use `measureIsolated`.
  */
 export async function measureInterleaved(
   cases: readonly CommitCase[],
   options: MeasureOptions,
 ): Promise<CaseResult[]> {
-  const runners: Runner[] = [];
+  return measureRounds(cases, (c) => c.open().then(localRounds), options);
+}
+
+/**
+ * Opens every case (`open`), warms each, then runs `rounds` rounds in which
+ * every case runs `roundMs` in turn (the starting case rotates each round).
+ * On a shared machine a burst of load then hits one round of every case
+ * instead of all of one case, and the median per case discards it.
+ */
+export async function measureRounds(
+  cases: readonly CommitCase[],
+  open: (c: CommitCase, index: number) => Promise<RoundRunner>,
+  options: MeasureOptions,
+): Promise<CaseResult[]> {
+  const runners: RoundRunner[] = [];
   try {
-    for (const c of cases) runners.push(await c.open());
-    for (const runner of runners) await runner.run(performance.now() + options.warmupMs);
-    const before = runners.map((r) => r.stats?.());
+    for (let i = 0; i < cases.length; i++) runners.push(await open(cases[i] as CommitCase, i));
+    for (const runner of runners) await runner.round(options.warmupMs);
+    const before = await Promise.all(runners.map((r) => r.stats()));
     const rates = cases.map(() => [] as number[]);
     const cpus = cases.map(() => [] as number[]);
     const totals = cases.map(() => 0);
     for (let round = 0; round < options.rounds; round++) {
       for (let k = 0; k < cases.length; k++) {
         const i = (k + round) % cases.length;
-        const runner = runners[i] as Runner;
-        const cpuStart = process.cpuUsage();
-        const start = performance.now();
-        const commits = await runner.run(start + options.roundMs);
-        const seconds = (performance.now() - start) / 1000;
-        const cpu = process.cpuUsage(cpuStart);
+        const { commits, seconds, cpuMicros } = await (runners[i] as RoundRunner).round(
+          options.roundMs,
+        );
         (rates[i] as number[]).push(commits / seconds);
-        (cpus[i] as number[]).push(commits > 0 ? (cpu.user + cpu.system) / commits : Number.NaN);
+        (cpus[i] as number[]).push(commits > 0 ? cpuMicros / commits : Number.NaN);
         totals[i] = (totals[i] as number) + commits;
       }
       options.log?.(`  round ${round + 1}/${options.rounds} done`);
     }
+    const after = await Promise.all(runners.map((r) => r.stats()));
     return cases.map((c, i) => {
       const result: CaseResult = {
         id: c.id,
@@ -118,7 +164,7 @@ export async function measureInterleaved(
         commits: totals[i] as number,
       };
       const start = before[i];
-      const end = runners[i]?.stats?.();
+      const end = after[i];
       if (start && end && end.calls > start.calls)
         result.batchesPerCall = (end.batches - start.batches) / (end.calls - start.calls);
       return result;

@@ -1,22 +1,17 @@
 /**
  * The Session's share of the cost (issue 21's cases only), short enough to
  * run while working on the kernel: the Session against raw storage and
- * against LangGraph's `SqliteSaver.put`, in interleaved rounds, with the
- * kernel's own CPU per commit and the load average printed beside.
+ * against LangGraph's `SqliteSaver.put`, each case in a process of its own,
+ * in interleaved rounds, with the kernel's own CPU per commit and the load
+ * average printed beside.
  * `pnpm bench` runs the same cases as part of the full run; the README's
  * figures come from there.
  *
  * node --conditions=@durably/source --import tsx src/kernel.bench.ts [--smoke] [--rounds N] [--round-ms MS]
  */
 import { loadavg } from "node:os";
-import { rawLevel, rawMemory, rawFs, rawSqlite, sampleJsonlLines } from "./baselines.js";
-import { backend } from "./backends.js";
-import { sessionCase } from "./commits.js";
-import { directCase } from "./direct.js";
 import { evaluateKernelGoals, pairCases } from "./goals.js";
-import { measureInterleaved } from "./harness.js";
-import { Scratch } from "./paths.js";
-import { langgraphCase } from "./peer-langgraph.js";
+import { measureIsolated } from "./isolated.js";
 import { goalValue, int, micros, textTable, times } from "./table.js";
 
 function flag(name: string, fallback: number): number {
@@ -37,39 +32,17 @@ const load = () =>
     .map((n) => n.toFixed(2))
     .join(" ");
 
-const scratch = new Scratch();
-try {
+{
   process.stderr.write(`load average at start: ${load()}\n`);
-  const lines = await sampleJsonlLines(scratch);
-  const sqlite = backend("sqlite");
-  const full = backend("sqlite-full");
-  const jsonl = backend("jsonl");
-  const store = backend("store-level");
-  const cases = [
-    sessionCase(backend("memory"), 1, scratch),
-    rawMemory(1),
-    ...[1, writers].flatMap((w) => [
-      sessionCase(sqlite, w, scratch),
-      directCase(sqlite, w, scratch),
-      rawSqlite(w, scratch),
-      sessionCase(full, w, scratch),
-      directCase(full, w, scratch),
-      rawSqlite(w, scratch, true),
-      langgraphCase(w, scratch),
-    ]),
-    sessionCase(jsonl, writers, scratch),
-    directCase(jsonl, writers, scratch),
-    rawFs(writers, false, lines, scratch),
-    sessionCase(store, writers, scratch),
-    directCase(store, writers, scratch),
-    rawLevel(writers, scratch),
-  ];
-  const results = await measureInterleaved(cases, {
-    rounds,
-    roundMs,
-    warmupMs: smoke ? 5 : 200,
-    log: (line) => process.stderr.write(line + "\n"),
-  });
+  const results = await measureIsolated(
+    { name: "kernel", writers },
+    {
+      rounds,
+      roundMs,
+      warmupMs: smoke ? 5 : 200,
+      log: (line) => process.stderr.write(line + "\n"),
+    },
+  );
   const rows = pairCases(results).map((p) => [
     p.caseId,
     p.baselineId,
@@ -99,8 +72,6 @@ try {
     ) + "\n",
   );
   process.stdout.write(
-    `\n${rounds} rounds of ${roundMs} ms per case, median; load average at end: ${load()}\n`,
+    `\n${rounds} rounds of ${roundMs} ms per case, each case in its own process, median; load average at end: ${load()}\n`,
   );
-} finally {
-  scratch.dispose();
 }

@@ -1,21 +1,17 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { baselineCases, sampleJsonlLines } from "./baselines.js";
 import { commitsChart, reopenChart } from "./chart.js";
-import { BACKENDS } from "./backends.js";
-import { sessionCases } from "./commits.js";
-import { directCase } from "./direct.js";
 import type { BenchConfig } from "./config.js";
 import { evaluateGoals, pairCases } from "./goals.js";
-import { measureInterleaved } from "./harness.js";
+import { measureIsolated } from "./isolated.js";
 import { Scratch } from "./paths.js";
-import { growingConversation, langgraphCase } from "./peer-langgraph.js";
+import { growingConversation } from "./peer-langgraph.js";
 import { reopenFamily } from "./reopen.js";
 import type { BenchReport } from "./report.js";
 import { renderReport } from "./table.js";
 
-/** Runs every benchmark family in one process (reopen in child processes) and returns the report. */
+/** Runs every benchmark family (each commit case and each reopen in a child process) and returns the report. */
 export async function runBench(
   config: BenchConfig,
   say: (line: string) => void = () => undefined,
@@ -26,19 +22,13 @@ export async function runBench(
   const loadavgStart = loadavg();
   const scratch = new Scratch();
   try {
-    log("commits: Session on every backend, raw baselines and the LangGraph peer, interleaved");
-    const lines = await sampleJsonlLines(scratch);
-    const cases = [
-      ...sessionCases(config.writers, scratch),
-      ...BACKENDS.filter((b) => !b.id.startsWith("memory")).flatMap((b) => [
-        directCase(b, 1, scratch),
-        directCase(b, config.writers, scratch),
-      ]),
-      ...baselineCases(config.writers, lines, scratch),
-      langgraphCase(1, scratch),
-      langgraphCase(config.writers, scratch),
-    ];
-    const results = await measureInterleaved(cases, { ...config, log });
+    log(
+      "commits: Session on every backend, raw baselines and the LangGraph peer, interleaved rounds, each case in its own process",
+    );
+    const results = await measureIsolated(
+      { name: "full", writers: config.writers },
+      { ...config, log },
+    );
 
     log(`growing conversation: ${config.growingSteps} steps, Durably and LangGraph alternating`);
     const growing = await growingConversation(config.growingSteps, config.messageBytes, scratch);

@@ -6,7 +6,7 @@ const smoke = smokeRunner("kernel");
 describe("kernel.bench --smoke", () => {
   it(
     "prints every Session case beside its raw baseline and a verdict for every kernel goal",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const { stdout, stderr } = await smoke("kernel.bench.ts");
       expect(stderr).toMatch(/load average at start: \d/);

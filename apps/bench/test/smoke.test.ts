@@ -23,7 +23,7 @@ const json = <T>(name: string) => JSON.parse(readFileSync(join(out, name), "utf8
 const positive = (n: unknown) => typeof n === "number" && Number.isFinite(n) && n > 0;
 
 describe("pnpm bench --smoke", () => {
-  it("prints every table", { timeout: 180_000 }, async () => {
+  it("prints every table", { timeout: 300_000 }, async () => {
     const { stdout } = await smoke;
     for (const heading of [
       "SMOKE",
@@ -39,7 +39,7 @@ describe("pnpm bench --smoke", () => {
     expect(stdout).toContain("LangGraph SqliteSaver.put()");
   });
 
-  it("writes the JSON and SVG files with every case measured", { timeout: 180_000 }, async () => {
+  it("writes the JSON and SVG files with every case measured", { timeout: 300_000 }, async () => {
     await smoke;
     const commits = json<BenchReport["commits"] & { meta: BenchReport["meta"] }>("commits.json");
     expect(commits.meta.smoke).toBe(true);

@@ -5,6 +5,7 @@ import { MemoryLevel } from "memory-level";
 import { describe, expect, it } from "vitest";
 import { StorageLocked } from "@durably/core";
 import { StoreStorage, levelStore } from "../src/index.js";
+import { encodingOptions } from "../src/level-store.js";
 import { tempDir } from "./backends.js";
 import { killed, spawnTs, waitForLine } from "./child.js";
 
@@ -53,6 +54,71 @@ describe("levelStore > adapting abstract-level", () => {
     expect(await db.get("app/own")).toBe("x");
     await storage.close();
     await db.close();
+  });
+});
+
+describe("levelStore > encodings", () => {
+  it("passes no encoding options to a database whose defaults are utf8, and utf8 to any other", () => {
+    const dir = tempDir();
+    try {
+      const memory = new MemoryLevel();
+      expect(encodingOptions(new ClassicLevel(join(dir, "plain")))).toEqual({});
+      expect(encodingOptions(memory)).toEqual({});
+      expect(encodingOptions(memory.sublevel("durably"))).toEqual({});
+      const utf8 = { keyEncoding: "utf8", valueEncoding: "utf8" };
+      expect(
+        encodingOptions(new ClassicLevel(join(dir, "json"), { valueEncoding: "json" })),
+      ).toEqual(utf8);
+      expect(encodingOptions(new MemoryLevel({ keyEncoding: "buffer" }))).toEqual(utf8);
+      // A database without abstract-level's encoding methods gets the options spelled out.
+      expect(encodingOptions({ ...memory, keyEncoding: undefined } as never)).toEqual(utf8);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("stores utf8 text in a database with other default encodings, readable after a reopen with the defaults", async () => {
+    const dir = tempDir();
+    const location = join(dir, "db");
+    try {
+      const storage = await StoreStorage.open(
+        levelStore(
+          new ClassicLevel<Uint8Array, unknown>(location, {
+            keyEncoding: "buffer",
+            valueEncoding: "json",
+          }),
+        ),
+      );
+      const conversation = { id: 1 as never };
+      const entry = {
+        id: 2 as never,
+        conversationId: 1 as never,
+        kind: "note",
+        data: { text: "é ✓" },
+      };
+      const stored = await storage.commit(
+        [
+          [
+            { type: "conversation", value: conversation },
+            { type: "entry", value: entry },
+          ],
+        ],
+        () => undefined,
+      );
+      expect(stored.refused).toBeUndefined();
+      await storage.close();
+
+      const plain = new ClassicLevel(location);
+      await plain.open();
+      expect(await plain.get("c/0000000000000001")).toMatch(/^[0-9a-f]{8}\{"id":1\}$/);
+      await plain.close();
+      const reopened = await StoreStorage.open(levelStore(new ClassicLevel(location)));
+      expect(await reopened.conversation(1 as never)).toEqual(conversation);
+      expect((await reopened.entry(2 as never))?.entry).toEqual(entry);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
