@@ -26,7 +26,9 @@ export interface BenchConfig {
 const FULL: Omit<BenchConfig, "smoke" | "outDir"> = {
   rounds: 5,
   roundMs: 800,
-  warmupMs: 200,
+  // Each case runs in a process of its own, whose JIT learns only from its own calls: the
+  // store's Session case took about a second to reach its steady rate (measured).
+  warmupMs: 1000,
   writers: 64,
   growingSteps: 2000,
   messageBytes: 300,

@@ -39,7 +39,8 @@ const load = () =>
     {
       rounds,
       roundMs,
-      warmupMs: smoke ? 5 : 200,
+      // A second: each case's process warms its JIT on its own calls only (config.ts).
+      warmupMs: smoke ? 5 : 1000,
       log: (line) => process.stderr.write(line + "\n"),
     },
   );
