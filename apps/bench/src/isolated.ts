@@ -27,8 +27,7 @@ export type ChildRequest = { type: "round"; ms: number } | { type: "stats" } | {
  * raw storage or LangGraph, never all of them; in one process the cases
  * share the JIT's feedback on library code they all call, and a raw
  * baseline's calls made a Durably case up to 1.7x faster than it runs alone
- * (storage-store's `batch()` with encoding options, measured). Every child
- * is started at once and opens its case while the others load.
+ * (storage-store's `batch()` with encoding options, measured).
  */
 export async function measureIsolated(
   list: CaseListRef,
@@ -41,15 +40,25 @@ export async function measureIsolated(
   } finally {
     scratch.dispose();
   }
-  const children = cases.map((_, index) => new CaseChild(list, index));
+  // Children start while the one before them opens, two at a time: forty processes
+  // loading at once on a small machine starve everything else running there (a test
+  // run's other suites timed out).
+  const children: CaseChild[] = [];
+  const child = (index: number): CaseChild | undefined => {
+    if (index >= cases.length) return undefined;
+    return (children[index] ??= new CaseChild(list, index));
+  };
   try {
     return await measureRounds(
       cases,
-      (_, index) => (children[index] as CaseChild).opened(),
+      (_, index) => {
+        child(index + 1);
+        return (child(index) as CaseChild).opened();
+      },
       options,
     );
   } finally {
-    await Promise.all(children.map((child) => child.close()));
+    await Promise.all(children.map((c) => c.close()));
   }
 }
 
