@@ -158,12 +158,13 @@ const fsync = (fd: number) =>
  * Raw `fs` appends of the same lines on O_APPEND descriptors, in the
  * backend's order: each commit's sidecar line to its document's file, then
  * (flushed in parallel with `flush`) the markers to main.jsonl in one write
- * (flushed with `flush`).
+ * (flushed with `flush`). `lines` is asked for at open, so only a process
+ * that opens this case writes the sample storage (`sampleJsonlLines`).
  */
 export function rawFs(
   perCall: number,
   flush: boolean,
-  lines: JsonlLines,
+  lines: () => Promise<JsonlLines>,
   scratch: Scratch,
 ): CommitCase {
   const backend = flush ? "jsonl-fsync" : "jsonl";
@@ -173,16 +174,16 @@ export function rawFs(
     label: `raw fs appends${flush ? " + fsync" : ""}, ${plural(perCall)}`,
     backend,
     writers: perCall,
-    open() {
+    async open() {
+      const { sidecar, marker } = await lines();
       const dir = scratch.path("raw-fs");
       fs.mkdirSync(dir);
-      const { sidecar, marker } = lines;
       const docs = Array.from({ length: perCall }, (_, i) =>
         fs.openSync(join(dir, `doc-${i + 3}.jsonl`), "a"),
       );
       const main = fs.openSync(join(dir, "main.jsonl"), "a");
       const markers = Buffer.concat(Array.from({ length: perCall }, () => marker));
-      return Promise.resolve({
+      return {
         run: (deadline) =>
           concurrentLoops(
             1,
@@ -198,7 +199,7 @@ export function rawFs(
         close: () => {
           for (const fd of [...docs, main]) fs.closeSync(fd);
         },
-      });
+      };
     },
   };
 }
@@ -259,7 +260,11 @@ export function rawLevel(perCall: number, scratch: Scratch): CommitCase {
 }
 
 /** Every raw baseline at 1 and `writers` commits per call. */
-export function baselineCases(writers: number, lines: JsonlLines, scratch: Scratch): CommitCase[] {
+export function baselineCases(
+  writers: number,
+  lines: () => Promise<JsonlLines>,
+  scratch: Scratch,
+): CommitCase[] {
   return [1, writers].flatMap((perCall) => [
     rawMemory(perCall),
     rawMemory(perCall, 1),

@@ -11,6 +11,10 @@ import { Scratch } from "./paths.js";
 
 const [name, writers, index] = process.argv.slice(2);
 const send = (reply: ChildReply) => process.send?.(reply);
+const failed = (error: unknown): ChildReply => ({
+  type: "failed",
+  message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+});
 const scratch = new Scratch();
 let runner: RoundRunner | undefined;
 
@@ -26,24 +30,16 @@ async function answer(request: ChildRequest): Promise<void> {
 }
 
 try {
-  const cases = await buildCases({ name: name as CaseListName, writers: Number(writers) }, scratch);
+  const cases = buildCases({ name: name as CaseListName, writers: Number(writers) }, scratch);
   const chosen = cases[Number(index)];
   if (chosen === undefined) throw new RangeError(`no case ${index} in list ${name}`);
   runner = localRounds(await chosen.open());
   process.on("message", (request: ChildRequest) => {
-    answer(request).catch((error: unknown) => {
-      send({
-        type: "failed",
-        message: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      });
-    });
+    answer(request).catch((error: unknown) => send(failed(error)));
   });
   send({ type: "opened" });
 } catch (error) {
-  send({
-    type: "failed",
-    message: error instanceof Error ? (error.stack ?? error.message) : String(error),
-  });
+  send(failed(error));
   scratch.dispose();
   process.disconnect();
 }

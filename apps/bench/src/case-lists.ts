@@ -9,6 +9,7 @@ import {
 import { BACKENDS, backend } from "./backends.js";
 import { sessionCase, sessionCases } from "./commits.js";
 import { directCase } from "./direct.js";
+import type { JsonlLines } from "./baselines.js";
 import type { CommitCase } from "./harness.js";
 import type { Scratch } from "./paths.js";
 import { langgraphCase } from "./peer-langgraph.js";
@@ -24,9 +25,18 @@ export interface CaseListRef {
   writers: number;
 }
 
+/**
+ * The sample JSONL lines the raw appends write, made on first use: only the
+ * process that opens a raw JSONL case writes the sample storage.
+ */
+function sampleOnce(scratch: Scratch): () => Promise<JsonlLines> {
+  let sample: Promise<JsonlLines> | undefined;
+  return () => (sample ??= sampleJsonlLines(scratch));
+}
+
 /** Issue 21's cases: the Session against raw storage and LangGraph's `put`. */
-async function kernelCases(writers: number, scratch: Scratch): Promise<CommitCase[]> {
-  const lines = await sampleJsonlLines(scratch);
+function kernelCases(writers: number, scratch: Scratch): CommitCase[] {
+  const lines = sampleOnce(scratch);
   const sqlite = backend("sqlite");
   const full = backend("sqlite-full");
   const jsonl = backend("jsonl");
@@ -53,8 +63,8 @@ async function kernelCases(writers: number, scratch: Scratch): Promise<CommitCas
 }
 
 /** `pnpm bench`'s commit cases: the Session on every backend, storage direct, raw baselines, LangGraph. */
-async function fullCases(writers: number, scratch: Scratch): Promise<CommitCase[]> {
-  const lines = await sampleJsonlLines(scratch);
+function fullCases(writers: number, scratch: Scratch): CommitCase[] {
+  const lines = sampleOnce(scratch);
   return [
     ...sessionCases(writers, scratch),
     ...BACKENDS.filter((b) => !b.id.startsWith("memory")).flatMap((b) => [
@@ -67,7 +77,8 @@ async function fullCases(writers: number, scratch: Scratch): Promise<CommitCase[
   ];
 }
 
-export function buildCases(list: CaseListRef, scratch: Scratch): Promise<CommitCase[]> {
+/** The list's cases, unopened: building one does no I/O beyond `scratch`'s directory. */
+export function buildCases(list: CaseListRef, scratch: Scratch): CommitCase[] {
   return list.name === "kernel"
     ? kernelCases(list.writers, scratch)
     : fullCases(list.writers, scratch);

@@ -32,47 +32,45 @@ const load = () =>
     .map((n) => n.toFixed(2))
     .join(" ");
 
-{
-  process.stderr.write(`load average at start: ${load()}\n`);
-  const results = await measureIsolated(
-    { name: "kernel", writers },
-    {
-      rounds,
-      roundMs,
-      // A second: each case's process warms its JIT on its own calls only (config.ts).
-      warmupMs: smoke ? 5 : 1000,
-      log: (line) => process.stderr.write(line + "\n"),
-    },
-  );
-  const rows = pairCases(results).map((p) => [
-    p.caseId,
-    p.baselineId,
-    int(p.perSecond),
-    int(p.baselinePerSecond),
-    times(p.ratio),
-    micros(p.cpuMicros),
-    micros(p.baselineCpuMicros),
-    micros(p.kernelMicros),
-  ]);
-  process.stdout.write(
-    textTable(
-      ["case", "baseline", "/s", "baseline /s", "ratio", "CPU µs", "baseline CPU µs", "kernel µs"],
-      rows,
-    ) + "\n\n",
-  );
-  const goals = evaluateKernelGoals(results, writers);
-  process.stdout.write(
-    textTable(
-      ["goal", "value", "target", "met"],
-      goals.map((g) => [
-        g.description,
-        goalValue(g.value, g.unit),
-        `${g.comparator} ${goalValue(g.target, g.unit)}`,
-        g.met ? "yes" : "no",
-      ]),
-    ) + "\n",
-  );
-  process.stdout.write(
-    `\n${rounds} rounds of ${roundMs} ms per case, each case in its own process, median; load average at end: ${load()}\n`,
-  );
-}
+process.stderr.write(`load average at start: ${load()}\n`);
+const results = await measureIsolated(
+  { name: "kernel", writers },
+  {
+    rounds,
+    roundMs,
+    // A second: each case's process warms its JIT on its own calls only (config.ts).
+    warmupMs: smoke ? 5 : 1000,
+    log: (line) => process.stderr.write(line + "\n"),
+  },
+);
+const rows = pairCases(results).map((p) => [
+  p.caseId,
+  p.baselineId,
+  int(p.perSecond),
+  int(p.baselinePerSecond),
+  times(p.ratio),
+  micros(p.cpuMicros),
+  micros(p.baselineCpuMicros),
+  micros(p.kernelMicros),
+]);
+process.stdout.write(
+  textTable(
+    ["case", "baseline", "/s", "baseline /s", "ratio", "CPU µs", "baseline CPU µs", "kernel µs"],
+    rows,
+  ) + "\n\n",
+);
+const goals = evaluateKernelGoals(results, writers);
+process.stdout.write(
+  textTable(
+    ["goal", "value", "target", "met"],
+    goals.map((g) => [
+      g.description,
+      goalValue(g.value, g.unit),
+      `${g.comparator} ${goalValue(g.target, g.unit)}`,
+      g.met ? "yes" : "no",
+    ]),
+  ) + "\n",
+);
+process.stdout.write(
+  `\n${rounds} rounds of ${roundMs} ms per case, each case in its own process, median; load average at end: ${load()}\n`,
+);

@@ -86,7 +86,7 @@ export interface LevelStoreOptions {
 const UTF8: LevelEncodings = { keyEncoding: "utf8", valueEncoding: "utf8" };
 
 /**
- * The encoding options reads and writes pass: none (`{}`) when the
+ * The encoding options reads, ranges and writes pass: none (`{}`) when the
  * database's own defaults are utf8 already (classic-level's, memory-level's
  * and browser-level's are), `UTF8` otherwise. abstract-level copies a `batch`
  * call's options into every operation and encodes each one by name when
@@ -214,7 +214,7 @@ export class LevelStore implements KeyValueStore {
   }
 
   async *range(options: RangeOptions): AsyncGenerator<[string, string]> {
-    const iteratorOptions: LevelIteratorOptions = { ...UTF8 };
+    const iteratorOptions: LevelIteratorOptions = { ...this.encodings };
     if (options.gte !== undefined) iteratorOptions.gte = options.gte;
     if (options.lt !== undefined) iteratorOptions.lt = options.lt;
     if (options.reverse) iteratorOptions.reverse = true;

@@ -116,6 +116,18 @@ describe("levelStore > encodings", () => {
       expect(await reopened.conversation(1 as never)).toEqual(conversation);
       expect((await reopened.entry(2 as never))?.entry).toEqual(entry);
       await reopened.close();
+      // Ranges (open's chain check, scans) read utf8 text from such a database too.
+      const again = await StoreStorage.open(
+        levelStore(
+          new ClassicLevel<Uint8Array, unknown>(location, {
+            keyEncoding: "buffer",
+            valueEncoding: "json",
+          }),
+        ),
+      );
+      const page = await again.scanEntries({ conversationId: 1 as never }, 10);
+      expect(page.items).toEqual([entry]);
+      await again.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
