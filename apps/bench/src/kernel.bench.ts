@@ -12,7 +12,7 @@
 import { loadavg } from "node:os";
 import { evaluateKernelGoals, pairCases } from "./goals.js";
 import { measureIsolated } from "./isolated.js";
-import { goalValue, int, micros, textTable, times } from "./table.js";
+import { goalsTable, int, micros, textTable, times } from "./table.js";
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);
@@ -60,17 +60,7 @@ process.stdout.write(
   ) + "\n\n",
 );
 const goals = evaluateKernelGoals(results, writers);
-process.stdout.write(
-  textTable(
-    ["goal", "value", "target", "met"],
-    goals.map((g) => [
-      g.description,
-      goalValue(g.value, g.unit),
-      `${g.comparator} ${goalValue(g.target, g.unit)}`,
-      g.met ? "yes" : "no",
-    ]),
-  ) + "\n",
-);
+process.stdout.write(goalsTable(goals) + "\n");
 process.stdout.write(
   `\n${rounds} rounds of ${roundMs} ms per case, each case in its own process, median; load average at end: ${load()}\n`,
 );

@@ -1,4 +1,4 @@
-import type { BenchReport } from "./report.js";
+import type { BenchReport, Goal } from "./report.js";
 
 /** A plain-text table: first column left aligned, the rest right aligned. */
 export function textTable(
@@ -33,6 +33,18 @@ export const micros = (n: number | undefined): string =>
 /** A goal's value or target in its unit. */
 export const goalValue = (n: number, unit: "x" | "µs" | undefined): string =>
   unit === "µs" ? `${micros(n)} µs` : times(n);
+/** Goals as a table: description, measured value, target, and whether it is met (an unmet one in capitals, to stand out). */
+export function goalsTable(goals: readonly Goal[]): string {
+  return textTable(
+    ["goal", "measured", "target", "met"],
+    goals.map((g) => [
+      g.description,
+      goalValue(g.value, g.unit),
+      `${g.comparator} ${goalValue(g.target, g.unit)}`,
+      g.met ? "yes" : "NO",
+    ]),
+  );
+}
 export const mib = (bytes: number): string =>
   `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 2 : 1)} MiB`;
 
@@ -132,15 +144,7 @@ export function renderReport(report: BenchReport): string {
     `  ms per commit, largest size / next size down: jsonl ${reopen.growth.jsonl.toFixed(2)}, sqlite ${reopen.growth.sqlite.toFixed(2)} (1 = linear)`,
     "",
     "Goals",
-    textTable(
-      ["goal", "measured", "target", "met"],
-      goals.map((g) => [
-        g.description,
-        goalValue(g.value, g.unit),
-        `${g.comparator} ${goalValue(g.target, g.unit)}`,
-        g.met ? "yes" : "NO",
-      ]),
-    ),
+    goalsTable(goals),
   );
   return out.join("\n");
 }

@@ -19,7 +19,7 @@ describe("kernel.bench --smoke", () => {
         "peer/langgraph/8 +raw/sqlite/1",
       ])
         expect(stdout).toMatch(new RegExp(pair));
-      const verdicts = stdout.split("\n").filter((line) => / (yes|no)$/.test(line));
+      const verdicts = stdout.split("\n").filter((line) => / (yes|NO)$/.test(line));
       expect(verdicts).toHaveLength(10);
       expect(stdout).toMatch(/load average at end: \d/);
     },
