@@ -9,11 +9,11 @@ import { columnText, rowCrc } from "./checksums.js";
 import { insertRevision, retire, setBase, stateCrc } from "./document-writes.js";
 import { readDocumentRow } from "./documents.js";
 import type { EncodedCall, EncodedWrite } from "./encode-writes.js";
-import { BatchMoves } from "./batch-moves.js";
 import { EntryLinks } from "./entry-links.js";
 import type { RowReader } from "./rows.js";
 import type { SqliteStatements, SqlValue } from "./sqlite-database.js";
 import { SqliteView } from "./sqlite-view.js";
+import type { Tip } from "./entry-chain.js";
 import { writeTips, type TipWrite } from "./tips.js";
 
 const INSERT_CONVERSATION =
@@ -48,6 +48,12 @@ export interface Counters {
 export interface Known {
   conversations: Set<number>;
   documents: KnownDocuments;
+  /**
+   * Conversations' tips (newest entry and head) as committed: read and
+   * verified from `tips` once, then kept as this storage writes them
+   * (it alone writes the file while it owns it). Cleared when a call fails.
+   */
+  tips: Map<number, Tip>;
 }
 
 export interface CallOutcome {
@@ -57,26 +63,54 @@ export interface CallOutcome {
   counters: Counters;
   /** The planner's view, holding the document states it answered. */
   view: SqliteView;
+  /** The conversations' tips as the call leaves them: read from the file or moved by its batches. */
+  tips: ReadonlyMap<number, Tip>;
 }
 
-/** Thrown inside the transaction when the first batch conflicts, so the driver rolls everything back. */
-class FirstBatchConflict extends Error {
-  constructor(readonly conflict: WriteConflict) {
-    super(`batch 0 write ${conflict.writeIndex}: ${conflict.kind}`);
+/**
+ * Thrown inside the transaction when a batch conflicts, so the driver rolls
+ * everything back. A later batch's conflict is rare (a caller reusing an
+ * entry id): rather than a savepoint around every batch, the call is rolled
+ * back and written again without that batch and the ones after it
+ * (`applyPlanned`), from the same plans.
+ */
+class BatchConflict extends Error {
+  constructor(
+    readonly conflict: WriteConflict,
+    readonly plans: readonly BatchPlan[],
+    readonly view: SqliteView,
+  ) {
+    super(`batch ${conflict.batchIndex} write ${conflict.writeIndex}: ${conflict.kind}`);
   }
 }
 
 /** Unwraps the first-batch conflict thrown out of a rolled-back transaction. */
 export function firstBatchConflict(error: unknown): WriteConflict | undefined {
-  return error instanceof FirstBatchConflict ? error.conflict : undefined;
+  return error instanceof BatchConflict && error.conflict.batchIndex === 0
+    ? error.conflict
+    : undefined;
+}
+
+/** What a rolled-back call needs to be written again without its conflicting batch, when a later batch conflicted. */
+export interface Replan {
+  conflict: WriteConflict;
+  plans: readonly BatchPlan[];
+  view: SqliteView;
+}
+
+/** Unwraps a later batch's conflict thrown out of a rolled-back transaction. */
+export function laterBatchConflict(error: unknown): Replan | undefined {
+  return error instanceof BatchConflict && error.conflict.batchIndex > 0 ? error : undefined;
 }
 
 /**
  * One `commit` call inside one `BEGIN IMMEDIATE … COMMIT`: plans every batch
  * against the committed state, then writes the plans in order. A batch whose
- * writes meet a stored entry id (or could not be encoded) is undone (a
- * savepoint, or the whole transaction when it is the first) and stops the
- * call; the counters are written once, at the end.
+ * writes meet a stored entry id (or could not be encoded) stops the call:
+ * an unencodable one is known before any write; a conflict met while
+ * writing rolls the whole transaction back (`BatchConflict`), and the
+ * caller writes the batches before it again (`applyPlanned`). The counters
+ * are written once, at the end.
  */
 export function applyCall(
   db: SqliteStatements,
@@ -88,42 +122,54 @@ export function applyCall(
 ): CallOutcome {
   const view = new SqliteView(db, rows, counters.nextSeq - 1, known.conversations, known.documents);
   const plans = call.plan(view, counters.nextSeq);
-  let conflict =
+  const conflict =
     encoded.unstorable !== undefined && encoded.unstorable.batchIndex < plans.length
       ? encoded.unstorable
       : undefined;
+  if (conflict?.batchIndex === 0) throw new BatchConflict(conflict, plans, view);
+  return applyPlanned(db, rows, { plans, view, conflict }, encoded, counters, known);
+}
+
+/**
+ * Writes the planned batches before `conflict`'s (all of them without
+ * one), then the call's tips and counters. Throws `BatchConflict` when a
+ * write meets a stored entry id: with `conflict` given (the call written
+ * again), none can, since the same writes were stored before that batch.
+ */
+export function applyPlanned(
+  db: SqliteStatements,
+  rows: RowReader,
+  call: { plans: readonly BatchPlan[]; view: SqliteView; conflict: WriteConflict | undefined },
+  encoded: EncodedCall,
+  counters: Counters,
+  known: Known,
+): CallOutcome {
+  const { plans, view, conflict } = call;
   const limit = conflict?.batchIndex ?? plans.length;
-  if (limit === 0 && conflict !== undefined) throw new FirstBatchConflict(conflict);
-  const chains: Chains = { links: new EntryLinks(db, rows), revisions: new BatchMoves(), view };
-  let stored = 0;
+  const chains: Chains = {
+    links: new EntryLinks(db, rows, known.tips),
+    revisions: new Map(),
+    view,
+  };
   let highWater = counters.highWater;
-  for (; stored < limit; stored++) {
+  for (let stored = 0; stored < limit; stored++) {
     const plan = plans[stored] as BatchPlan;
-    const savepoint = stored > 0;
-    if (savepoint) db.run("SAVEPOINT durably_batch");
     const writeIndex = applyPlan(db, rows, plan, encoded.batches[stored] as EncodedWrite[], chains);
-    if (writeIndex !== undefined) {
-      conflict = { batchIndex: stored, writeIndex, kind: "entry-exists" };
-      // The call stops here: the chain ends this batch moved are forgotten with it.
-      chains.links.dropBatch();
-      chains.revisions.dropBatch();
-      if (!savepoint) throw new FirstBatchConflict(conflict);
-      db.run("ROLLBACK TO durably_batch");
-      db.run("RELEASE durably_batch");
-      break;
-    }
-    chains.links.keepBatch();
-    chains.revisions.keepBatch();
-    if (savepoint) db.run("RELEASE durably_batch");
+    if (writeIndex !== undefined)
+      throw new BatchConflict(
+        { batchIndex: stored, writeIndex, kind: "entry-exists" },
+        plans,
+        view,
+      );
     if (plan.highestId > highWater) highWater = plan.highestId;
   }
   let persistedHighWater = counters.persistedHighWater;
-  const nextSeq = counters.nextSeq + stored;
-  if (stored > 0) {
+  const nextSeq = counters.nextSeq + limit;
+  if (limit > 0) {
     // Every chain end the call moved, and the seq counter, in one write (a few statements).
     const tips: TipWrite[] = [{ id: 0, chain: "seq", newest: nextSeq, newestHead: 0 }];
     chains.links.tipWrites(tips);
-    for (const [id, ends] of chains.revisions.kept())
+    for (const [id, ends] of chains.revisions)
       tips.push({ id, chain: "revisions", newest: ends.lastSeq, newestHead: 0 });
     writeTips(db, tips);
     if (highWater > persistedHighWater) {
@@ -138,10 +184,11 @@ export function applyCall(
   }
   return {
     plans,
-    stored,
+    stored: limit,
     ...(conflict ? { conflict } : {}),
     counters: { nextSeq, persistedHighWater, highWater },
     view,
+    tips: chains.links.tips(),
   };
 }
 
@@ -153,7 +200,7 @@ export function applyCall(
 interface Chains {
   links: EntryLinks;
   /** Newest base and newest revision of each document the call's batches wrote. */
-  revisions: BatchMoves<RevisionEnds>;
+  revisions: Map<number, RevisionEnds>;
   view: SqliteView;
 }
 

@@ -1,6 +1,5 @@
 import { columnText, rowCrc } from "./checksums.js";
 import { linkOf, readTip, type Chain, type LinkedRow, type Tip } from "./entry-chain.js";
-import { BatchMoves } from "./batch-moves.js";
 import { ENTRY_COLUMNS, type RowReader } from "./rows.js";
 import type { SqliteStatements } from "./sqlite-database.js";
 import type { TipWrite } from "./tips.js";
@@ -23,27 +22,34 @@ export interface Links {
 
 /**
  * Links the entries one `commit` call writes into their conversations'
- * chains (see `entry-chain.ts`). Tips move in memory while the call runs,
- * batch by batch (a refused batch's moves are dropped with its savepoint),
+ * chains (see `entry-chain.ts`). Tips move in memory while the call runs
  * and are written once per conversation at the end of the call, with the
- * call's other tips and the seq counter. An entry whose id is below its conversation's newest (the
+ * call's other tips and the seq counter; a call that meets a conflict is
+ * rolled back whole, its moves with it. A conversation's tip comes from
+ * the storage's committed tips when known, else from its `tips` row, read
+ * and verified once. An entry whose id is below its conversation's newest (the
  * port allows any fresh id) is spliced in: the entry above it is relinked.
  */
 export class EntryLinks {
   readonly #db: SqliteStatements;
   readonly #rows: RowReader;
+  readonly #committed: ReadonlyMap<number, Tip>;
   /** Tips moved by the call's batches. */
-  readonly #moved = new BatchMoves<Tip>();
-  /** Tips as stored before the call, read once each. */
-  readonly #stored = new Map<number, Tip>();
+  readonly #moved = new Map<number, Tip>();
+  /** Tips read from the file by this call, each once. */
+  readonly #read = new Map<number, Tip>();
 
-  constructor(db: SqliteStatements, rows: RowReader) {
+  constructor(db: SqliteStatements, rows: RowReader, committed: ReadonlyMap<number, Tip>) {
     this.#db = db;
     this.#rows = rows;
+    this.#committed = committed;
   }
 
   #tip(conversationId: number): Tip {
-    const known = this.#moved.get(conversationId) ?? this.#stored.get(conversationId);
+    const known =
+      this.#moved.get(conversationId) ??
+      this.#committed.get(conversationId) ??
+      this.#read.get(conversationId);
     if (known !== undefined) return known;
     let stored = readTip(this.#db, this.#rows, conversationId);
     if (stored === undefined) {
@@ -57,7 +63,7 @@ export class EntryLinks {
         );
       stored = { lastId: 0, lastHead: 0 };
     }
-    this.#stored.set(conversationId, stored);
+    this.#read.set(conversationId, stored);
     return stored;
   }
 
@@ -105,7 +111,7 @@ export class EntryLinks {
     this.#db.run(RELINK, [prev, prevHead, crc, above.id]);
   }
 
-  /** Moves the conversation's tip in this batch once the entry is stored. */
+  /** Moves the conversation's tip once the entry is stored. */
   appended(id: number, conversationId: number, head: boolean): void {
     const tip = this.#tip(conversationId);
     this.#moved.set(conversationId, {
@@ -114,24 +120,21 @@ export class EntryLinks {
     });
   }
 
-  /** The batch is stored: its tips become the call's. */
-  keepBatch(): void {
-    this.#moved.keepBatch();
-  }
-
-  /** The batch was refused and rolled back: its tips are forgotten. */
-  dropBatch(): void {
-    this.#moved.dropBatch();
-  }
-
   /** The tips the call moved, once per conversation, for the call's tip write. */
   tipWrites(into: TipWrite[]): void {
-    for (const [conversationId, tip] of this.#moved.kept())
+    for (const [conversationId, tip] of this.#moved)
       into.push({
         id: conversationId,
         chain: "entries",
         newest: tip.lastId,
         newestHead: tip.lastHead,
       });
+  }
+
+  /** Every tip the call read or moved, as the call leaves them: committed state once it commits. */
+  tips(): ReadonlyMap<number, Tip> {
+    if (this.#moved.size === 0) return this.#read;
+    for (const [conversationId, tip] of this.#moved) this.#read.set(conversationId, tip);
+    return this.#read;
   }
 }

@@ -23,14 +23,23 @@ import {
   type SubmissionFilter,
   type TaskFilter,
 } from "@durably/core/storage";
-import { applyCall, firstBatchConflict, type Counters, type Known } from "./apply-plans.js";
+import {
+  applyCall,
+  applyPlanned,
+  firstBatchConflict,
+  laterBatchConflict,
+  type CallOutcome,
+  type Counters,
+  type Known,
+} from "./apply-plans.js";
 import { DocumentReads } from "./document-reads.js";
 import { guarded } from "./driver-errors.js";
 import { encodeCall } from "./encode-writes.js";
 import { finalCheckpoint } from "./ownership.js";
 import { RecordReads } from "./record-reads.js";
 import { RowReader } from "./rows.js";
-import type { SqliteDatabase } from "./sqlite-database.js";
+import type { Tip } from "./entry-chain.js";
+import type { SqliteDatabase, SqliteStatements } from "./sqlite-database.js";
 import type { SqliteView } from "./sqlite-view.js";
 
 /**
@@ -47,7 +56,11 @@ export class SqliteBackend implements StorageBackend {
   readonly #rows: RowReader;
   readonly #records: RecordReads;
   readonly #documents: DocumentReads;
-  readonly #known: Known = { conversations: new Set(), documents: new KnownDocuments() };
+  readonly #known: Known = {
+    conversations: new Set(),
+    documents: new KnownDocuments(),
+    tips: new Map(),
+  };
   #counters: Counters;
   #nextId: number;
 
@@ -82,31 +95,50 @@ export class SqliteBackend implements StorageBackend {
       ...this.#counters,
       highWater: Math.max(this.#counters.highWater, this.#nextId - 1),
     };
-    let outcome;
+    let outcome: CallOutcome;
     try {
-      outcome = await guarded(this.location, "committing", {}, () =>
-        this.#db.transaction((db) =>
-          applyCall(db, this.#rows, call, encoded, counters, this.#known),
-        ),
+      outcome = await this.#transaction((db) =>
+        applyCall(db, this.#rows, call, encoded, counters, this.#known),
       );
     } catch (error) {
-      const conflict = firstBatchConflict(error);
-      if (conflict === undefined) throw error;
-      return { stored: 0, conflict };
+      const first = firstBatchConflict(error);
+      if (first !== undefined) return { stored: 0, conflict: first };
+      const later = laterBatchConflict(error);
+      if (later === undefined) throw error;
+      // Rolled back whole: write the batches before the conflicting one again, from the same plans.
+      outcome = await this.#transaction((db) =>
+        applyPlanned(db, this.#rows, later, encoded, counters, this.#known),
+      );
     }
     this.#counters = outcome.counters;
     if (outcome.counters.highWater >= this.#nextId) this.#nextId = outcome.counters.highWater + 1;
-    this.#adopt(outcome.plans.slice(0, outcome.stored), outcome.view);
+    this.#adopt(outcome.plans.slice(0, outcome.stored), outcome.view, outcome.tips);
     return outcome.conflict === undefined
       ? { stored: outcome.stored }
       : { stored: outcome.stored, conflict: outcome.conflict };
   }
 
-  /** Remembers what the stored plans made true: their conversations, their documents' states. */
-  #adopt(plans: readonly BatchPlan[], view: SqliteView): void {
+  /**
+   * One transaction of a commit call. When it fails, the tips known as
+   * committed are forgotten: what the file holds after a failed `COMMIT` is
+   * read again, not assumed.
+   */
+  async #transaction(work: (db: SqliteStatements) => CallOutcome): Promise<CallOutcome> {
+    try {
+      return await guarded(this.location, "committing", {}, () => this.#db.transaction(work));
+    } catch (error) {
+      this.#known.tips.clear();
+      throw error;
+    }
+  }
+
+  /** Remembers what the stored plans made true: their conversations, their documents' states, the tips. */
+  #adopt(plans: readonly BatchPlan[], view: SqliteView, tips: ReadonlyMap<number, Tip>): void {
     const { conversations, documents } = this.#known;
-    // Bounded memory: forgetting known conversations only costs a lookup later.
+    // Bounded memory: forgetting known conversations or tips only costs a lookup later.
     if (conversations.size > 65_536) conversations.clear();
+    if (this.#known.tips.size > 65_536) this.#known.tips.clear();
+    for (const [id, tip] of tips) this.#known.tips.set(id, tip);
     for (const plan of plans) {
       for (const w of plan.writes) if (w.type === "conversation") conversations.add(w.value.id);
       documents.adopt(plan, (id) => view.answered.get(id));

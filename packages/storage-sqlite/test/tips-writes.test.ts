@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Batch, ConversationId, DocumentId, EntryId, StorageWrite } from "@durably/core";
-import { BetterSqlite3Database, openSqliteStorage, SqliteStorage } from "../src/index.js";
+import {
+  BetterSqlite3Database,
+  openSqliteStorage,
+  SqliteStorage,
+  type SqliteStatements,
+  type TransactionOptions,
+} from "../src/index.js";
 import { databasePerTest, seqRecorder } from "./helpers.js";
 import { RecordingDatabase } from "./recording-database.js";
 
@@ -52,8 +58,9 @@ describe("tips written once per commit call", () => {
   it("a refused batch's document change moves no chain end: the document reads and grows on from the kept batch", async () => {
     let storage = await openSqliteStorage(db.path);
     await commit(storage, [conversation(1), createDoc(3, 1, "a"), entry(10, 1, "stored")]);
-    // Entry 10 is stored by an earlier call, so only the write itself finds it taken: the
-    // second batch is undone by its savepoint after its document change was written.
+    // Entry 10 is stored by an earlier call, so only the write itself finds it taken, after the
+    // second batch's document change was written: the call is rolled back and its first batch
+    // written again.
     const r = await commit(
       storage,
       [entry(11, 1, "kept"), delta(3, "b")],
@@ -120,6 +127,121 @@ describe("tips written once per commit call", () => {
       expect(await storage.document((200 + i) as DocumentId, "current")).toMatchObject({
         value: { text: "ab" },
       });
+    await storage.close();
+  });
+});
+
+/** Records statements like `RecordingDatabase`, and makes the next transaction's statement matching `failOn` throw. */
+class FailingDatabase extends RecordingDatabase {
+  failOn: RegExp | undefined;
+  override transaction<T>(
+    work: (db: SqliteStatements) => T,
+    options?: TransactionOptions,
+  ): Promise<T> {
+    return super.transaction((db) => {
+      const failing: SqliteStatements = {
+        run: (sql, params) => {
+          if (this.failOn?.test(sql)) {
+            this.failOn = undefined;
+            throw Object.assign(new Error("disk full (injected)"), { code: "SQLITE_FULL" });
+          }
+          return db.run(sql, params);
+        },
+        get: (sql, params) => db.get(sql, params),
+        all: (sql, params) => db.all(sql, params),
+      };
+      return work(failing);
+    }, options);
+  }
+}
+
+describe("conversation tips known as committed", () => {
+  const tipReads = (recording: RecordingDatabase, from: number) =>
+    recording.statements.slice(from).filter(({ sql }) => /FROM tips WHERE/.test(sql)).length;
+  const links = (storage: SqliteStorage) =>
+    storage.inspect<{ id: number; prev: number }>("SELECT id, prev FROM entries ORDER BY id");
+
+  it("a conversation's tip is read from the file once; later calls link from the tip they committed", async () => {
+    const recording = new RecordingDatabase(BetterSqlite3Database.open(db.path));
+    let storage = await SqliteStorage.open(recording, { location: db.path });
+    await commit(storage, [conversation(1)]);
+    let from = recording.statements.length;
+    await commit(storage, [entry(10, 1, "a")]);
+    expect(tipReads(recording, from)).toBe(1);
+    from = recording.statements.length;
+    await commit(storage, [entry(11, 1, "b")], [entry(12, 1, "c")]);
+    await commit(storage, [entry(13, 1, "d")]);
+    expect(tipReads(recording, from)).toBe(0);
+    expect(await links(storage)).toEqual([
+      { id: 10, prev: 0 },
+      { id: 11, prev: 10 },
+      { id: 12, prev: 11 },
+      { id: 13, prev: 12 },
+    ]);
+    await storage.close();
+    // A reopened storage reads the tip again, once, and the chain verifies end to end.
+    const reopened = new RecordingDatabase(BetterSqlite3Database.open(db.path));
+    storage = await SqliteStorage.open(reopened, { location: db.path });
+    from = reopened.statements.length;
+    await commit(storage, [entry(14, 1, "e")]);
+    await commit(storage, [entry(15, 1, "f")]);
+    expect(tipReads(reopened, from)).toBe(1);
+    const scan = await storage.scanEntries({ conversationId: 1 as ConversationId }, 100);
+    expect(scan.items.map((e) => e.id)).toEqual([15, 14, 13, 12, 11, 10]);
+    await storage.close();
+  });
+
+  it("a call that fails forgets the known tips: the next call reads them from the file and links to what was committed", async () => {
+    const failing = new FailingDatabase(BetterSqlite3Database.open(db.path));
+    const storage = await SqliteStorage.open(failing, { location: db.path });
+    await commit(storage, [conversation(1), entry(10, 1, "a")]);
+    failing.failOn = /^\s*INSERT INTO tips/;
+    await expect(commit(storage, [entry(11, 1, "lost")])).rejects.toMatchObject({
+      name: "StorageIOError",
+    });
+    const from = failing.statements.length;
+    await commit(storage, [entry(12, 1, "b")]);
+    expect(tipReads(failing, from)).toBe(1);
+    expect(await links(storage)).toEqual([
+      { id: 10, prev: 0 },
+      { id: 12, prev: 10 },
+    ]);
+    const scan = await storage.scanEntries({ conversationId: 1 as ConversationId }, 100);
+    expect(scan.items.map((e) => e.id)).toEqual([12, 10]);
+    await storage.close();
+  });
+
+  it("a later batch's conflict rolls the call back and writes the batches before it again, with no savepoint", async () => {
+    const recording = new RecordingDatabase(BetterSqlite3Database.open(db.path));
+    const storage = await SqliteStorage.open(recording, { location: db.path });
+    await commit(storage, [conversation(1), entry(10, 1, "a")]);
+    const from = recording.statements.length;
+    const r = await commit(
+      storage,
+      [entry(11, 1, "kept")],
+      [entry(12, 1, "kept too")],
+      [entry(13, 1, "gone"), entry(10, 1, "taken")],
+      [entry(14, 1, "after")],
+    );
+    expect(r.stored).toBe(2);
+    expect(r.refused).toMatchObject({ reason: "immutable-record", batchIndex: 2, writeIndex: 1 });
+    expect(r.seqs).toEqual([2, 3]);
+    const run = recording.statements.slice(from).map(({ sql }) => sql);
+    expect(run.filter((sql) => /SAVEPOINT|RELEASE|ROLLBACK TO/.test(sql))).toEqual([]);
+    expect(await links(storage)).toEqual([
+      { id: 10, prev: 0 },
+      { id: 11, prev: 10 },
+      { id: 12, prev: 11 },
+    ]);
+    // The next call links from the tip the second attempt committed, not the first attempt's.
+    expect((await commit(storage, [entry(15, 1, "next")])).seqs).toEqual([4]);
+    expect((await links(storage)).at(-1)).toEqual({ id: 15, prev: 12 });
+    expect(await storage.inspect(TIPS_SQL)).toContainEqual({
+      id: 1,
+      chain: "entries",
+      newest: 15,
+      newest_head: 0,
+    });
     await storage.close();
   });
 });
