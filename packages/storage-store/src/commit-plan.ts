@@ -16,17 +16,37 @@ import type { View } from "./view.js";
  * layer. The planner already decided the batch is stored; this only lays
  * out its keys. Reads go through the view, so a batch sees the writes of the
  * earlier batches of its call (the old index keys of a task an earlier batch
- * replaced, the state of a document it changed).
+ * replaced, the state of a document it changed). Returns a promise only when
+ * one of its writes reads first (a task, a submission, a new base, a
+ * retirement): entries and deltas are laid out without a promise each.
  */
-export async function writePlan(plan: BatchPlan, view: View): Promise<void> {
-  for (const write of plan.writes) await writeOne(write, plan.seq, view);
+export function writePlan(plan: BatchPlan, view: View): Promise<void> | undefined {
+  const { writes, seq } = plan;
+  for (let i = 0; i < writes.length; i++) {
+    // Most writes only lay out keys: the batch goes asynchronous only at a write that reads.
+    const reading = writeOne(writes[i] as PlannedWrite, seq, view);
+    if (reading !== undefined) return writeRest(reading, writes, i + 1, seq, view);
+  }
+  return undefined;
+}
+
+async function writeRest(
+  reading: Promise<void>,
+  writes: readonly PlannedWrite[],
+  from: number,
+  seq: number,
+  view: View,
+): Promise<void> {
+  await reading;
+  for (let i = from; i < writes.length; i++) await writeOne(writes[i] as PlannedWrite, seq, view);
 }
 
 function documentState(view: View, id: number): Promise<DocumentState | undefined> {
   return view.decoded(K.document(id), id, decodeDocumentState);
 }
 
-async function writeOne(write: PlannedWrite, seq: number, view: View): Promise<void> {
+/** Lays out one write's keys; returns a promise only when the write reads stored values first. */
+function writeOne(write: PlannedWrite, seq: number, view: View): Promise<void> | undefined {
   switch (write.type) {
     case "conversation": {
       const c = write.value;
@@ -41,31 +61,10 @@ async function writeOne(write: PlannedWrite, seq: number, view: View): Promise<v
       if (e.head != null) view.put(K.heads(e.conversationId) + pad(e.id), "");
       return;
     }
-    case "task": {
-      const t = write.value;
-      const key = K.task(t.id);
-      const raw = await view.get(key, t.id);
-      replaceIndexKeys(
-        view,
-        raw === undefined ? [] : taskIndexKeys(decodeTask(key, raw)),
-        taskIndexKeys(t),
-        taskSummary(t),
-      );
-      view.put(key, JSON.stringify(t));
-      return;
-    }
-    case "submission": {
-      const s = write.value;
-      const key = K.submission(s.id);
-      const raw = await view.get(key, s.id);
-      const old = raw === undefined ? [] : submissionIndexKeys(decodeSubmission(key, raw));
-      const next = submissionIndexKeys(s);
-      for (const k of old) if (!next.includes(k)) view.del(k);
-      view.put(next[0] as string, JSON.stringify({ s: s.status }));
-      if (next[1] !== undefined) view.put(next[1], "");
-      view.put(key, JSON.stringify(s));
-      return;
-    }
+    case "task":
+      return writeTask(write.value, view);
+    case "submission":
+      return writeSubmission(write.value, view);
     case "document.create": {
       const { record, content } = write;
       putDocument(view, { record, version: content.version, base: seq }, true);
@@ -76,24 +75,61 @@ async function writeOne(write: PlannedWrite, seq: number, view: View): Promise<v
       const { id, content } = write;
       view.put(K.revision(id, seq), JSON.stringify(content));
       if (content.kind !== "base") return;
-      // A new base makes a current-only document's older revisions unreadable: reclaim them in this same write.
-      if (write.currentOnly) for (const key of await revisionKeys(view, id, seq)) view.del(key);
-      const state = (await documentState(view, id)) as DocumentState;
-      putDocument(view, { record: state.record, version: content.version, base: seq }, false);
-      return;
+      return writeBase(id, content.version, write.currentOnly, seq, view);
     }
-    case "document.retire": {
-      const state = (await documentState(view, write.id)) as DocumentState;
-      const record: DocumentRecord = {
-        ...state.record,
-        retiredAt: seq as DocumentRecord["createdAt"],
-      };
-      // A retired current-only incarnation can never be read again: reclaim all its revisions.
-      if (write.currentOnly) for (const key of await revisionKeys(view, write.id)) view.del(key);
-      putDocument(view, { record, version: state.version, base: state.base }, true);
-      return;
-    }
+    case "document.retire":
+      return writeRetire(write.id, write.currentOnly, seq, view);
   }
+}
+
+async function writeTask(t: TaskRecord, view: View): Promise<void> {
+  const key = K.task(t.id);
+  const raw = await view.get(key, t.id);
+  replaceIndexKeys(
+    view,
+    raw === undefined ? [] : taskIndexKeys(decodeTask(key, raw)),
+    taskIndexKeys(t),
+    taskSummary(t),
+  );
+  view.put(key, JSON.stringify(t));
+}
+
+async function writeSubmission(s: SubmissionRecord, view: View): Promise<void> {
+  const key = K.submission(s.id);
+  const raw = await view.get(key, s.id);
+  const old = raw === undefined ? [] : submissionIndexKeys(decodeSubmission(key, raw));
+  const next = submissionIndexKeys(s);
+  for (const k of old) if (!next.includes(k)) view.del(k);
+  view.put(next[0] as string, JSON.stringify({ s: s.status }));
+  if (next[1] !== undefined) view.put(next[1], "");
+  view.put(key, JSON.stringify(s));
+}
+
+/** A new base governs the document from `seq`: its state moves there. */
+async function writeBase(
+  id: number,
+  version: number,
+  currentOnly: boolean,
+  seq: number,
+  view: View,
+): Promise<void> {
+  // A new base makes a current-only document's older revisions unreadable: reclaim them in this same write.
+  if (currentOnly) for (const key of await revisionKeys(view, id, seq)) view.del(key);
+  const state = (await documentState(view, id)) as DocumentState;
+  putDocument(view, { record: state.record, version, base: seq }, false);
+}
+
+async function writeRetire(
+  id: number,
+  currentOnly: boolean,
+  seq: number,
+  view: View,
+): Promise<void> {
+  const state = (await documentState(view, id)) as DocumentState;
+  const record: DocumentRecord = { ...state.record, retiredAt: seq as DocumentRecord["createdAt"] };
+  // A retired current-only incarnation can never be read again: reclaim all its revisions.
+  if (currentOnly) for (const key of await revisionKeys(view, id)) view.del(key);
+  putDocument(view, { record, version: state.version, base: state.base }, true);
 }
 
 function addressPrefix(r: { kind: string; scope: DocumentRecord["scope"]; key?: string }): string {

@@ -1,5 +1,5 @@
 import { StorageCorrupted } from "@durably/core";
-import { crcHex, crcText } from "./crc32c.js";
+import { crcHex, crcJoined } from "./crc32c.js";
 
 /**
  * Value framing (README "Value framing"): every stored value is eight
@@ -13,7 +13,7 @@ const HEX = /^[0-9a-f]{8}$/;
 
 /** The checksum field of `payload` stored under `key`. */
 export function checksum(key: string, payload: string): string {
-  return crcHex(crcText(crcText(crcText(0, key), "\0"), payload));
+  return crcHex(crcJoined(key, payload));
 }
 
 export function frame(key: string, payload: string): string {

@@ -94,7 +94,8 @@ export class StoreBackend extends StoreReader implements StorageBackend {
     for (const plan of plans) {
       // Each batch writes its own layer over the earlier ones, so it reads what they wrote.
       const own: Pending = new Map();
-      await writePlan(plan, new View(this, [own, pending]));
+      const reading = writePlan(plan, new View(this, [own, pending]));
+      if (reading !== undefined) await reading;
       for (const [key, value] of own) pending.set(key, value);
       idBound = Math.max(idBound, plan.highestId);
     }

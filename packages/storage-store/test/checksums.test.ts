@@ -192,6 +192,36 @@ describe("value framing", () => {
     expect(crcText(0, "x\ud800y")).toBe(crcBytes(0, new TextEncoder().encode("x\ud800y")));
   });
 
+  it("frames any key and payload as the documented formula does: every UTF-16 unit, every length, every checksum's leading zeros", () => {
+    // Seeded, so a failure names a case that can be run again.
+    let seed = 0x9e3779b9;
+    const next = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0), seed);
+    const units = [
+      0x41, 0x2f, 0x00, 0x7f, 0x80, 0x7ff, 0x800, 0xe9, 0x2713, 0xd834, 0xdd1e, 0xd800, 0xdfff,
+      0xfffd, 0xffff,
+    ];
+    const text = (length: number) => {
+      let out = "";
+      for (let i = 0; i < length; i++)
+        out += String.fromCharCode(
+          next() % 3 === 0 ? (units[next() % units.length] as number) : 0x20 + (next() % 95),
+        );
+      return out;
+    };
+    const leading = new Set<number>();
+    for (let n = 0; n < 3000; n++) {
+      // Up to 6000 units: past the reused buffer's first size, so it grows mid-run.
+      const key = text(next() % 40);
+      const payload = text(n % 100 === 0 ? 6000 - (next() % 50) : next() % 300);
+      const value = frame(key, payload);
+      expect(value, `case ${n}`).toBe(framed(key, payload));
+      expect(unframe(key, value)).toBe(payload);
+      leading.add((value.match(/^0*/) as RegExpMatchArray)[0].length);
+    }
+    // Checksums with leading zero digits were among them: the hex keeps all eight digits.
+    expect([...leading].some((zeros) => zeros > 0)).toBe(true);
+  });
+
   it("rejects a value without a checksum field, naming the key", () => {
     expect(() => unframe("t/0000000000000004", '{"id":4}')).toThrow(
       /key t\/0000000000000004: stored value has no checksum/,
