@@ -69,6 +69,13 @@ export interface MeasureOptions {
   rounds: number;
   roundMs: number;
   warmupMs: number;
+  /**
+   * Untimed run of a case right before each of its rounds (default 0). A
+   * case waits through every other case's round between two of its own;
+   * after such a wait its first fraction of a second ran slower (measured:
+   * apps/bench README, "Method").
+   */
+  roundWarmupMs?: number;
   log?: (line: string) => void;
 }
 
@@ -141,9 +148,9 @@ export async function measureRounds(
     for (let round = 0; round < options.rounds; round++) {
       for (let k = 0; k < cases.length; k++) {
         const i = (k + round) % cases.length;
-        const { commits, seconds, cpuMicros } = await (runners[i] as RoundRunner).round(
-          options.roundMs,
-        );
+        const runner = runners[i] as RoundRunner;
+        if ((options.roundWarmupMs ?? 0) > 0) await runner.round(options.roundWarmupMs as number);
+        const { commits, seconds, cpuMicros } = await runner.round(options.roundMs);
         (rates[i] as number[]).push(commits / seconds);
         (cpus[i] as number[]).push(commits > 0 ? cpuMicros / commits : Number.NaN);
         totals[i] = (totals[i] as number) + commits;

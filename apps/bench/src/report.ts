@@ -24,6 +24,8 @@ export interface RunMeta {
   loadavgEnd: number[];
   rounds: number;
   roundMs: number;
+  /** Untimed run of each case before each of its rounds. */
+  roundWarmupMs?: number;
   writers: number;
   reopenRounds: number;
 }

@@ -50,6 +50,7 @@ export async function runBench(
         loadavgEnd: loadavg(),
         rounds: config.rounds,
         roundMs: config.roundMs,
+        roundWarmupMs: config.roundWarmupMs,
         writers: config.writers,
         reopenRounds: config.reopenRounds,
       },

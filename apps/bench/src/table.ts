@@ -57,7 +57,7 @@ export function renderReport(report: BenchReport): string {
     `Durably benchmarks${meta.smoke ? " (SMOKE: tiny counts, figures meaningless)" : ""}: node ${meta.node}, ${meta.cpus} x ${meta.cpuModel}`,
     `load average at start ${meta.loadavgStart.map((l) => l.toFixed(2)).join(" ")}, at end ${meta.loadavgEnd.map((l) => l.toFixed(2)).join(" ")}`,
     "",
-    `Commits/s, one entry append + one document delta per commit; median of ${meta.rounds} interleaved rounds of ${meta.roundMs} ms`,
+    `Commits/s, one entry append + one document delta per commit; median of ${meta.rounds} interleaved rounds of ${meta.roundMs} ms${meta.roundWarmupMs ? `, each after ${meta.roundWarmupMs} ms untimed` : ""}`,
     "CPU: process CPU µs per commit (all threads); kernel: the Session's own, its CPU per commit minus storage.commit direct's",
   );
   const byId = new Map(commits.cases.map((c) => [c.id, c]));
