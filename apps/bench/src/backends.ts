@@ -34,14 +34,27 @@ export interface Backend {
   id: BackendId;
   label: string;
   open(path: string): Promise<Storage>;
+  /**
+   * Keeps every commit on the JavaScript heap: its cases (and its raw
+   * baseline) start each round from a fresh storage, so the heap, and with it
+   * every garbage collection, does not grow through the run (see the bench
+   * README, "Method").
+   */
+  freshEachRound?: boolean;
 }
 
 export const BACKENDS: readonly Backend[] = [
-  { id: "memory", label: "memory", open: () => Promise.resolve(new MemoryStorage()) },
+  {
+    id: "memory",
+    label: "memory",
+    open: () => Promise.resolve(new MemoryStorage()),
+    freshEachRound: true,
+  },
   {
     id: "memory-1ms",
     label: "memory + 1 ms per storage call",
     open: () => Promise.resolve(withCommitLatency(new MemoryStorage(), 1)),
+    freshEachRound: true,
   },
   { id: "sqlite", label: "SQLite (synchronous=NORMAL)", open: (path) => openSqliteStorage(path) },
   {

@@ -40,9 +40,12 @@ export function rawMemory(perCall: number, latencyMs = 0): CommitCase {
     backend,
     writers: perCall,
     async open() {
-      const storage =
-        latencyMs > 0 ? withCommitLatency(new MemoryStorage(), latencyMs) : new MemoryStorage();
-      const writers = await seedRawWriters(storage, perCall);
+      const start = async () => {
+        const storage =
+          latencyMs > 0 ? withCommitLatency(new MemoryStorage(), latencyMs) : new MemoryStorage();
+        return { storage, writers: await seedRawWriters(storage, perCall) };
+      };
+      let now = await start();
       let n = 0;
       return {
         run: (deadline) =>
@@ -50,6 +53,7 @@ export function rawMemory(perCall: number, latencyMs = 0): CommitCase {
             1,
             deadline,
             async () => {
+              const { storage, writers } = now;
               const batches: StorageWrite[][] = [];
               for (const writer of writers)
                 batches.push(stepWrites(writer, (await storage.mintId()) as EntryId, ++n));
@@ -57,7 +61,12 @@ export function rawMemory(perCall: number, latencyMs = 0): CommitCase {
             },
             perCall,
           ),
-        close: () => storage.close(),
+        // As the memory backend's Session cases (`Backend.freshEachRound`): the heap stays small.
+        beforeRound: async () => {
+          await now.storage.close();
+          now = await start();
+        },
+        close: () => now.storage.close(),
       };
     },
   };

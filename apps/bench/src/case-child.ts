@@ -20,7 +20,8 @@ let runner: RoundRunner | undefined;
 
 async function answer(request: ChildRequest): Promise<void> {
   if (runner === undefined) throw new Error("the case is not open");
-  if (request.type === "round") send({ type: "round", result: await runner.round(request.ms) });
+  if (request.type === "round")
+    send({ type: "round", result: await runner.round(request.ms, request.warmupMs) });
   else if (request.type === "stats") send({ type: "stats", stats: (await runner.stats()) ?? null });
   else {
     await runner.close();

@@ -17,16 +17,38 @@ export function sessionCase(backend: Backend, writers: number, scratch: Scratch)
     backend: backend.id,
     writers,
     async open() {
-      const session = await Session.open(await backend.open(scratch.path(backend.id)));
-      const conversations = await createWriterConversations(session, writers);
+      let rounds = 0;
+      const start = async () => {
+        const path = scratch.path(`${backend.id}${rounds++ === 0 ? "" : `-${rounds}`}`);
+        const session = await Session.open(await backend.open(path));
+        return { session, conversations: await createWriterConversations(session, writers) };
+      };
+      let now = await start();
+      // Calls and batches of the sessions a fresh start closed.
+      const closed = { calls: 0, batches: 0 };
       let n = 0;
       return {
         run: (deadline) =>
           concurrentLoops(writers, deadline, (w) =>
-            session.commit((tx) => sessionStep(tx, conversations[w] as ConversationId, ++n)),
+            now.session.commit((tx) =>
+              sessionStep(tx, now.conversations[w] as ConversationId, ++n),
+            ),
           ),
-        stats: () => session.commitStats,
-        close: () => session.close(),
+        ...(backend.freshEachRound
+          ? {
+              beforeRound: async () => {
+                closed.calls += now.session.commitStats.calls;
+                closed.batches += now.session.commitStats.batches;
+                await now.session.close();
+                now = await start();
+              },
+            }
+          : {}),
+        stats: () => ({
+          calls: closed.calls + now.session.commitStats.calls,
+          batches: closed.batches + now.session.commitStats.batches,
+        }),
+        close: () => now.session.close(),
       };
     },
   };

@@ -4,6 +4,8 @@ import { median } from "./stats.js";
 export interface Runner {
   /** Runs until `performance.now()` passes `deadline`; returns the commits completed. */
   run(deadline: number): Promise<number>;
+  /** Untimed, before each round (`localRounds`): a case that starts every round afresh does it here. */
+  beforeRound?(): Promise<void>;
   /** Storage calls and batches so far (Session cases): how well group commit grouped. */
   stats?(): { calls: number; batches: number };
   close(): Promise<void> | void;
@@ -89,7 +91,8 @@ export interface RoundResult {
 
 /** A case ready to run rounds: in this process (`localRounds`) or in a child (`isolated.ts`). */
 export interface RoundRunner {
-  round(ms: number): Promise<RoundResult>;
+  /** Runs `warmupMs` untimed (after the case's `beforeRound`), then a timed round of `ms`. */
+  round(ms: number, warmupMs?: number): Promise<RoundResult>;
   stats(): Promise<{ calls: number; batches: number } | undefined>;
   close(): Promise<void>;
 }
@@ -97,7 +100,9 @@ export interface RoundRunner {
 /** Runs an opened case's rounds in this process, timing each with this process's clock and CPU. */
 export function localRounds(runner: Runner): RoundRunner {
   return {
-    async round(ms) {
+    async round(ms, warmupMs = 0) {
+      await runner.beforeRound?.();
+      if (warmupMs > 0) await runner.run(performance.now() + warmupMs);
       const cpuStart = process.cpuUsage();
       const start = performance.now();
       const commits = await runner.run(start + ms);
@@ -148,9 +153,10 @@ export async function measureRounds(
     for (let round = 0; round < options.rounds; round++) {
       for (let k = 0; k < cases.length; k++) {
         const i = (k + round) % cases.length;
-        const runner = runners[i] as RoundRunner;
-        if ((options.roundWarmupMs ?? 0) > 0) await runner.round(options.roundWarmupMs as number);
-        const { commits, seconds, cpuMicros } = await runner.round(options.roundMs);
+        const { commits, seconds, cpuMicros } = await (runners[i] as RoundRunner).round(
+          options.roundMs,
+          options.roundWarmupMs,
+        );
         (rates[i] as number[]).push(commits / seconds);
         (cpus[i] as number[]).push(commits > 0 ? cpuMicros / commits : Number.NaN);
         totals[i] = (totals[i] as number) + commits;

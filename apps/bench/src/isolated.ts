@@ -18,7 +18,8 @@ export type ChildReply =
   | { type: "failed"; message: string };
 
 /** What the parent asks a case's child process. */
-export type ChildRequest = { type: "round"; ms: number } | { type: "stats" } | { type: "close" };
+export type ChildRequest =
+  { type: "round"; ms: number; warmupMs: number } | { type: "stats" } | { type: "close" };
 
 /**
  * Measures each case of `list` in a process of its own, in interleaved
@@ -112,8 +113,8 @@ class CaseChild implements RoundRunner {
     return this;
   }
 
-  async round(ms: number): Promise<RoundResult> {
-    const reply = await this.#ask({ type: "round", ms });
+  async round(ms: number, warmupMs = 0): Promise<RoundResult> {
+    const reply = await this.#ask({ type: "round", ms, warmupMs });
     if (reply.type !== "round")
       throw new Error(`${this.#label}: answered ${reply.type} to a round`);
     return reply.result;

@@ -150,3 +150,38 @@ describe("figures", () => {
     });
   });
 });
+
+describe("memory cases start each round afresh", () => {
+  it("a fresh start keeps counting the closed sessions' calls and batches, and the next round commits", async () => {
+    const { backend } = await import("../src/backends.ts");
+    const { sessionCase } = await import("../src/commits.ts");
+    const { rawMemory } = await import("../src/baselines.ts");
+    const { localRounds } = await import("../src/harness.ts");
+    const { Scratch } = await import("../src/paths.ts");
+    const scratch = new Scratch();
+    try {
+      const runner = await sessionCase(backend("memory"), 4, scratch).open();
+      expect(runner.beforeRound).toBeDefined();
+      const rounds = localRounds(runner);
+      const first = await rounds.round(20);
+      const before = await rounds.stats();
+      const second = await rounds.round(20, 5);
+      const after = await rounds.stats();
+      expect(first.commits).toBeGreaterThan(0);
+      expect(second.commits).toBeGreaterThan(0);
+      // The second round ran on a new session; the totals still include the first one's.
+      expect(after?.batches ?? 0).toBeGreaterThanOrEqual((before?.batches ?? 0) + second.commits);
+      await rounds.close();
+      const raw = localRounds(await rawMemory(4).open());
+      expect((await raw.round(20)).commits).toBeGreaterThan(0);
+      expect((await raw.round(20, 5)).commits).toBeGreaterThan(0);
+      await raw.close();
+      // A backend on disk keeps its storage through the run.
+      const sqlite = await sessionCase(backend("sqlite"), 1, scratch).open();
+      expect(sqlite.beforeRound).toBeUndefined();
+      await sqlite.close();
+    } finally {
+      scratch.dispose();
+    }
+  });
+});
