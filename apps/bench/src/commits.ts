@@ -17,10 +17,9 @@ export function sessionCase(backend: Backend, writers: number, scratch: Scratch)
     backend: backend.id,
     writers,
     async open() {
-      let rounds = 0;
+      // A fresh start (`beforeRound`) gets a fresh path: `scratch.path` never repeats one.
       const start = async () => {
-        const path = scratch.path(`${backend.id}${rounds++ === 0 ? "" : `-${rounds}`}`);
-        const session = await Session.open(await backend.open(path));
+        const session = await Session.open(await backend.open(scratch.path(backend.id)));
         return { session, conversations: await createWriterConversations(session, writers) };
       };
       let now = await start();

@@ -91,15 +91,15 @@ export function firstBatchConflict(error: unknown): WriteConflict | undefined {
     : undefined;
 }
 
-/** What a rolled-back call needs to be written again without its conflicting batch, when a later batch conflicted. */
-export interface Replan {
-  conflict: WriteConflict;
+/** A planned call to write: its plans, the view they were planned on, and the batch to stop at, if any. */
+export interface PlannedCall {
   plans: readonly BatchPlan[];
   view: SqliteView;
+  conflict: WriteConflict | undefined;
 }
 
-/** Unwraps a later batch's conflict thrown out of a rolled-back transaction. */
-export function laterBatchConflict(error: unknown): Replan | undefined {
+/** Unwraps a later batch's conflict thrown out of a rolled-back transaction: the call to write again. */
+export function laterBatchConflict(error: unknown): PlannedCall | undefined {
   return error instanceof BatchConflict && error.conflict.batchIndex > 0 ? error : undefined;
 }
 
@@ -139,7 +139,7 @@ export function applyCall(
 export function applyPlanned(
   db: SqliteStatements,
   rows: RowReader,
-  call: { plans: readonly BatchPlan[]; view: SqliteView; conflict: WriteConflict | undefined },
+  call: PlannedCall,
   encoded: EncodedCall,
   counters: Counters,
   known: Known,

@@ -61,6 +61,13 @@ export function crcBytes(crc: Crc, bytes: Uint8Array, start = 0, end = bytes.len
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(4096);
 
+/** The reused buffer, with room for `units` UTF-16 units (at most three UTF-8 bytes each) and `extra` bytes. */
+function scratchFor(units: number, extra = 0): Uint8Array {
+  const most = units * 3 + extra;
+  if (most > scratch.length) scratch = new Uint8Array(most);
+  return scratch;
+}
+
 /**
  * Feeds the UTF-8 bytes of `text` into a running CRC (a lone surrogate
  * counts as U+FFFD, as `TextEncoder` writes it). Encodes into a reused
@@ -68,25 +75,22 @@ let scratch = new Uint8Array(4096);
  * character by character.
  */
 export function crcText(crc: Crc, text: string): Crc {
-  // At most three UTF-8 bytes per UTF-16 unit.
-  if (text.length * 3 > scratch.length) scratch = new Uint8Array(text.length * 3);
-  const { written } = encoder.encodeInto(text, scratch);
-  return crcBytes(crc, scratch, 0, written);
+  const bytes = scratchFor(text.length);
+  return crcBytes(crc, bytes, 0, encoder.encodeInto(text, bytes).written);
 }
 
 /**
  * The UTF-8 bytes of `first`, one zero byte, then those of `second`, summed
- * in one pass: both are encoded into the reused buffer side by side, so a
- * framed value costs one sum instead of three (the framing's key, separator
- * and payload).
+ * in one pass (as `crcText` over the three would): both are encoded into the
+ * reused buffer side by side, so a framed value costs one sum instead of
+ * three (the framing's key, separator and payload).
  */
 export function crcJoined(first: string, second: string): Crc {
-  const most = (first.length + second.length) * 3 + 1;
-  if (most > scratch.length) scratch = new Uint8Array(most);
-  const split = encoder.encodeInto(first, scratch).written;
-  scratch[split] = 0;
-  const { written } = encoder.encodeInto(second, scratch.subarray(split + 1));
-  return crcBytes(0, scratch, 0, split + 1 + written);
+  const bytes = scratchFor(first.length + second.length, 1);
+  const split = encoder.encodeInto(first, bytes).written;
+  bytes[split] = 0;
+  const { written } = encoder.encodeInto(second, bytes.subarray(split + 1));
+  return crcBytes(0, bytes, 0, split + 1 + written);
 }
 
 /** Two lowercase hex digits per byte value. */
