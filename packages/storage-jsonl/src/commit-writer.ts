@@ -180,4 +180,8 @@ export async function writeCall(
   }
   await main.append(Buffer.from(call.markers));
   if (fsync) await main.flush();
+  // Short appends are written on this thread (node-file-system.ts): without a
+  // turn of the event loop here, a caller committing in a loop would starve
+  // timers and I/O callbacks (a compaction, a lease) for as long as it runs.
+  else await new Promise<void>((resolve) => setImmediate(resolve));
 }

@@ -6,11 +6,30 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
+/**
+ * Appends up to this size are written on the calling thread. A commit call
+ * appends one short line to each document's file it touches, and a queued
+ * `fs.write` costs the event loop more than the write(2) itself does (the
+ * package README, "Appends"); longer appends (a large document) go to
+ * libuv's pool so they do not hold the event loop.
+ */
+const SYNC_APPEND_LIMIT = 64 * 1024;
+
 function writeAll(fd: number, data: Uint8Array): Promise<void> {
-  // fs.write may write fewer bytes than asked; keep going until all are out.
+  if (data.length <= SYNC_APPEND_LIMIT) {
+    try {
+      // write(2) may write fewer bytes than asked; keep going until all are out.
+      for (let offset = 0; offset < data.length;)
+        offset += fs.writeSync(fd, data, offset, data.length - offset);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   return new Promise((resolve, reject) => {
     let offset = 0;
     const step = (): void => {
+      // As above, on the pool: fs.write may write fewer bytes than asked.
       fs.write(fd, data, offset, data.length - offset, null, (error, written) => {
         if (error) return reject(error);
         offset += written;
