@@ -15,21 +15,17 @@ function isMissing(error: unknown): boolean {
  */
 const SYNC_APPEND_LIMIT = 64 * 1024;
 
-function writeAll(fd: number, data: Uint8Array): Promise<void> {
+async function writeAll(fd: number, data: Uint8Array): Promise<void> {
   if (data.length <= SYNC_APPEND_LIMIT) {
-    try {
-      // write(2) may write fewer bytes than asked; keep going until all are out.
-      for (let offset = 0; offset < data.length;)
-        offset += fs.writeSync(fd, data, offset, data.length - offset);
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    // write(2) may write fewer bytes than asked; keep going until all are out.
+    for (let offset = 0; offset < data.length;)
+      offset += fs.writeSync(fd, data, offset, data.length - offset);
+    return;
   }
-  return new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     let offset = 0;
     const step = (): void => {
-      // As above, on the pool: fs.write may write fewer bytes than asked.
+      // As above, on the pool.
       fs.write(fd, data, offset, data.length - offset, null, (error, written) => {
         if (error) return reject(error);
         offset += written;
@@ -37,8 +33,7 @@ function writeAll(fd: number, data: Uint8Array): Promise<void> {
         else step();
       });
     };
-    if (data.length === 0) resolve();
-    else step();
+    step();
   });
 }
 
