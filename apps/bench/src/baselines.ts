@@ -154,20 +154,22 @@ export async function sampleJsonlLines(scratch: Scratch): Promise<JsonlLines> {
   return { sidecar: lastLine(sidecar), marker: lastLine("main.jsonl") };
 }
 
-const write = (fd: number, data: Buffer) =>
-  new Promise<void>((resolve, reject) =>
-    fs.write(fd, data, (error) => (error ? reject(error) : resolve())),
-  );
+/** As the JSONL backend's `nodeFileSystem` writes a short append: `writeSync`, on the calling thread. */
+const write = (fd: number, data: Buffer) => {
+  for (let offset = 0; offset < data.length;)
+    offset += fs.writeSync(fd, data, offset, data.length - offset);
+};
 const fsync = (fd: number) =>
   new Promise<void>((resolve, reject) =>
     fs.fsync(fd, (error) => (error ? reject(error) : resolve())),
   );
 
 /**
- * Raw `fs` appends of the same lines on O_APPEND descriptors, in the
- * backend's order: each commit's sidecar line to its document's file, then
- * (flushed in parallel with `flush`) the markers to main.jsonl in one write
- * (flushed with `flush`). `lines` is asked for at open, so only a process
+ * Raw `fs` appends of the same lines on O_APPEND descriptors, written as the
+ * backend writes them (`writeSync`; fsync on libuv's pool) and in its order:
+ * each commit's sidecar line to its document's file, then (flushed in
+ * parallel with `flush`) the markers to main.jsonl in one write (flushed
+ * with `flush`). `lines` is asked for at open, so only a process
  * that opens this case writes the sample storage (`sampleJsonlLines`).
  */
 export function rawFs(
@@ -198,9 +200,9 @@ export function rawFs(
             1,
             deadline,
             async () => {
-              await Promise.all(docs.map((fd) => write(fd, sidecar)));
+              for (const fd of docs) write(fd, sidecar);
               if (flush) await Promise.all(docs.map((fd) => fsync(fd)));
-              await write(main, markers);
+              write(main, markers);
               if (flush) await fsync(main);
             },
             perCall,
