@@ -30,7 +30,7 @@ describe("appends > on the calling thread and on the pool", () => {
     }
   });
 
-  it("one call with a short line and a line past 64 KiB writes both before the marker; a reopen reads them back", async () => {
+  it("one call with a short line and lines past 64 KiB (pool writes) stores all of them; a reopen reads them back", async () => {
     const storage = await openJsonlStorage(dir.path);
     await commitAll(storage, [
       w.conversation(1),
