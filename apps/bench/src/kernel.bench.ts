@@ -10,6 +10,7 @@
  * node --conditions=@durably/source --import tsx src/kernel.bench.ts [--smoke] [--rounds N] [--round-ms MS]
  */
 import { loadavg } from "node:os";
+import { configFrom } from "./config.js";
 import { evaluateKernelGoals, pairCases } from "./goals.js";
 import { measureIsolated } from "./isolated.js";
 import { goalsTable, int, micros, textTable, times } from "./table.js";
@@ -23,7 +24,9 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 
-const smoke = process.argv.includes("--smoke");
+// The warm-ups are the full run's (config.ts, where each is measured); rounds are fewer and shorter.
+const config = configFrom(process.argv, process.env);
+const smoke = config.smoke;
 const writers = smoke ? 8 : 64;
 const rounds = flag("--rounds", smoke ? 1 : 3);
 const roundMs = flag("--round-ms", smoke ? 20 : 500);
@@ -32,17 +35,14 @@ const load = () =>
     .map((n) => n.toFixed(2))
     .join(" ");
 
-// Each round after 200 ms untimed: a case process idle through the others' rounds starts slower.
-const roundWarmupMs = smoke ? 0 : 200;
 process.stderr.write(`load average at start: ${load()}\n`);
 const results = await measureIsolated(
   { name: "kernel", writers },
   {
     rounds,
     roundMs,
-    // A second: each case's process warms its JIT on its own calls only (config.ts).
-    warmupMs: smoke ? 5 : 1000,
-    roundWarmupMs,
+    warmupMs: config.warmupMs,
+    roundWarmupMs: config.roundWarmupMs,
     log: (line) => process.stderr.write(line + "\n"),
   },
 );
@@ -65,5 +65,5 @@ process.stdout.write(
 const goals = evaluateKernelGoals(results, writers);
 process.stdout.write(goalsTable(goals) + "\n");
 process.stdout.write(
-  `\n${rounds} rounds of ${roundMs} ms per case${roundWarmupMs > 0 ? `, each after ${roundWarmupMs} ms untimed` : ""}, each case in its own process, median; load average at end: ${load()}\n`,
+  `\n${rounds} rounds of ${roundMs} ms per case${config.roundWarmupMs > 0 ? `, each after ${config.roundWarmupMs} ms untimed` : ""}, each case in its own process, median; load average at end: ${load()}\n`,
 );

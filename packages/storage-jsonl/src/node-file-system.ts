@@ -15,17 +15,17 @@ function isMissing(error: unknown): boolean {
  */
 const SYNC_APPEND_LIMIT = 64 * 1024;
 
-async function writeAll(fd: number, data: Uint8Array): Promise<void> {
-  if (data.length <= SYNC_APPEND_LIMIT) {
-    // write(2) may write fewer bytes than asked; keep going until all are out.
-    for (let offset = 0; offset < data.length;)
-      offset += fs.writeSync(fd, data, offset, data.length - offset);
-    return;
-  }
-  await new Promise<void>((resolve, reject) => {
+/** Writes all of `data` on this thread: write(2) may write fewer bytes than asked, so it keeps going. */
+function writeNow(fd: number, data: Uint8Array): void {
+  for (let offset = 0; offset < data.length;)
+    offset += fs.writeSync(fd, data, offset, data.length - offset);
+}
+
+/** Writes all of `data` on libuv's pool, as `writeNow` does on this thread. */
+function writePooled(fd: number, data: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
     let offset = 0;
     const step = (): void => {
-      // As above, on the pool.
       fs.write(fd, data, offset, data.length - offset, null, (error, written) => {
         if (error) return reject(error);
         offset += written;
@@ -57,10 +57,14 @@ class NodeAppendFile implements AppendFile {
     private readonly fd: number,
   ) {}
 
-  append(data: Uint8Array): Promise<void> {
-    return writeAll(this.fd, data).catch((error: unknown) => {
+  async append(data: Uint8Array): Promise<void> {
+    try {
+      // One promise per append, however it is written: a commit call makes one per touched file.
+      if (data.length <= SYNC_APPEND_LIMIT) writeNow(this.fd, data);
+      else await writePooled(this.fd, data);
+    } catch (error) {
       throw named(error, this.path);
-    });
+    }
   }
 
   flush(): Promise<void> {
