@@ -56,24 +56,30 @@ export async function planChannel(
   const raw = values[channel];
   if (itemizes(ctx.serde)) {
     if (Array.isArray(raw)) {
+      // A copy, taken before the first await. LangGraph may hand every put the same array
+      // object and grow it in place (a node that pushes onto its state and returns it, a
+      // reducer that pushes): compared with the live array it last saw, the saver would find
+      // nothing new and store nothing; and items encoded later, from the live array, could be
+      // ones this put was not given.
+      const items: readonly unknown[] = raw.slice();
       const previous = ctx.trustItems
         ? ctx.tails.get(tailKey(address.threadId, address.ns, channel))
         : undefined;
-      if (previous && samePrefix(raw, previous.raw))
+      if (previous && samePrefix(items, previous.raw))
         return {
           kind: "append",
           channel,
           version,
           after: previous.entry,
-          items: await encodeItems(ctx.serde, raw.slice(previous.raw.length)),
-          raw: raw as readonly unknown[],
+          items: await encodeItems(ctx.serde, items.slice(previous.raw.length)),
+          raw: items,
         };
       return {
         kind: "doc",
         channel,
         version,
-        value: { items: await encodeItems(ctx.serde, raw) },
-        raw,
+        value: { items: await encodeItems(ctx.serde, items) },
+        raw: items,
       };
     }
     if (typeof raw === "string" && raw.length >= STRING_DOC_CHARS)

@@ -4,7 +4,7 @@ import { checkpointEntryOf, type CheckpointEntry } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
 import { Lru } from "./lru.js";
 
-/** The last array a channel stored through this saver, and the entry that stored it. */
+/** A copy of the last array a channel stored through this saver, and the entry that stored it. */
 export interface StoredTail {
   raw: readonly unknown[];
   entry: number;

@@ -158,7 +158,8 @@ async function tupleOf(
     channel_values[channel] = value.value;
     if (resumes && ctx.trustItems && value.currentDoc !== undefined && Array.isArray(value.value))
       ctx.tails.set(tailKey(located.address.threadId, located.address.ns, channel), {
-        raw: value.value as unknown[],
+        // A copy: the caller may grow the array it was handed in place (see planChannel).
+        raw: (value.value as unknown[]).slice(),
         entry: value.currentDoc,
       });
   }
