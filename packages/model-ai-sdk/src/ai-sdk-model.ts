@@ -71,26 +71,49 @@ function checkPrices(prices: unknown): ModelPrices {
   return { ...(p as unknown as ModelPrices) };
 }
 
-/** Resolves with `promise`, or rejects with the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: PromiseLike<T>, signal: AbortSignal | undefined): Promise<T> {
+/**
+ * Resolves with `promise`, or rejects with the signal's reason as soon as it
+ * aborts. What `promise` brings after the abort is handed to `abandon` (to
+ * release it); a failure after the abort is observed and dropped, so neither
+ * leaks nor becomes an unhandled rejection.
+ */
+function untilAborted<T>(
+  promise: PromiseLike<T>,
+  signal: AbortSignal | undefined,
+  abandon: (late: T) => void,
+): Promise<T> {
   if (!signal) return Promise.resolve(promise);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
+    let aborted = false;
+    const onAbort = (): void => {
+      aborted = true;
+      reject(signal.reason as Error);
+    };
     Promise.resolve(promise).then(
       (value) => {
         signal.removeEventListener("abort", onAbort);
-        resolve(value);
+        if (aborted) abandon(value);
+        else resolve(value);
       },
       (error: unknown) => {
         signal.removeEventListener("abort", onAbort);
         // Passed on as the provider threw it (not always an Error): the caller classifies it.
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
-        reject(error);
+        if (!aborted) reject(error);
       },
     );
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** Cancels the stream of a `doStream` result nobody will read; never throws or rejects. */
+function cancelStream(result: unknown, reason: unknown): void {
+  const stream = (result as { stream?: { cancel?: unknown } } | null | undefined)?.stream;
+  if (typeof stream?.cancel !== "function") return;
+  Promise.resolve()
+    .then(() => (stream.cancel as (reason: unknown) => unknown).call(stream, reason))
+    .catch(() => undefined);
 }
 
 /**
@@ -178,6 +201,8 @@ export class AiSdkModel implements Model {
       const result = await untilAborted(
         Promise.resolve().then(() => this.languageModel.doStream(call)),
         signal,
+        // A provider that ignores the signal resolves anyway: its stream is never read.
+        (late) => cancelStream(late, signal?.reason),
       );
       if (typeof result?.stream?.getReader !== "function")
         throw new TypeError(`${this.languageModel.provider}: doStream resolved without a stream`);
@@ -202,6 +227,8 @@ export class AiSdkModel implements Model {
     const events: ModelEvent[] = [];
     let finished = false;
     try {
+      // Aborted before the listener was added (it never fires then): stop, and cancel below.
+      if (signal?.aborted) throw signal.reason;
       for (;;) {
         let next: Awaited<
           ReturnType<ReadableStreamDefaultReader<LanguageModelV3StreamPart>["read"]>
@@ -218,9 +245,9 @@ export class AiSdkModel implements Model {
           yield translator.ended();
           return;
         }
-        const part = next.value;
-        if (part.type === "error") {
-          yield this.classify(part.error);
+        const part: unknown = next.value;
+        if (typeof part === "object" && part !== null && "type" in part && part.type === "error") {
+          yield this.classify((part as { error?: unknown }).error);
           return;
         }
         events.length = 0;
@@ -240,7 +267,8 @@ export class AiSdkModel implements Model {
     } finally {
       signal?.removeEventListener("abort", onAbort);
       // Stopped early (an error, an abort, a consumer that left): release the connection.
-      if (!finished) void reader.cancel().catch(() => undefined);
+      if (!finished)
+        void reader.cancel(signal?.aborted ? signal.reason : undefined).catch(() => undefined);
       reader.releaseLock();
     }
   }

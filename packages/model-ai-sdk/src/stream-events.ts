@@ -1,9 +1,3 @@
-import type {
-  LanguageModelV3FinishReason,
-  LanguageModelV3StreamPart,
-  LanguageModelV3Usage,
-  SharedV3ProviderMetadata,
-} from "@ai-sdk/provider";
 import { copyJson, type JsonObject, type ModelEvent, type ModelUsage } from "@durably/core";
 
 type ErrorEvent = Extract<ModelEvent, { type: "error" }>;
@@ -11,17 +5,73 @@ type ErrorEvent = Extract<ModelEvent, { type: "error" }>;
 /** How much of bad tool-call arguments an error message quotes. */
 const QUOTE = 200;
 
-function metadata(value: SharedV3ProviderMetadata | undefined): { providerMetadata?: JsonObject } {
-  if (value === undefined || Object.keys(value).length === 0) return {};
-  return { providerMetadata: copyJson(value, "providerMetadata") as JsonObject };
+/** A field of a stream part that breaks the specification: the part is unusable. */
+class MalformedPart extends Error {}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function usageOf(usage: LanguageModelV3Usage | undefined): ModelUsage {
-  const cached = usage?.inputTokens.cacheRead;
-  const reasoning = usage?.outputTokens.reasoning;
+function describe(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** `value[field]` if it is a string, else the `MalformedPart` error naming the field. */
+function stringField(value: Record<string, unknown>, field: string, path = ""): string {
+  const found = value[field];
+  if (typeof found !== "string")
+    throw new MalformedPart(`${path}${field} is ${describe(found)}, not a string`);
+  return found;
+}
+
+function metadata(value: unknown): { providerMetadata?: JsonObject } {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value))
+    throw new MalformedPart(`providerMetadata is ${describe(value)}, not an object`);
+  if (Object.keys(value).length === 0) return {};
+  try {
+    return { providerMetadata: copyJson(value, "providerMetadata") as JsonObject };
+  } catch (error) {
+    throw new MalformedPart((error as Error).message);
+  }
+}
+
+/**
+ * A token count: absent (`undefined`, `null`, or its whole group missing)
+ * means the provider did not report it; present, it must be a count.
+ */
+function count(group: unknown, groupName: string, field: string): number | undefined {
+  if (group === undefined || group === null) return undefined;
+  if (!isObject(group))
+    throw new MalformedPart(`usage.${groupName} is ${describe(group)}, not an object`);
+  const value = group[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+    throw new MalformedPart(
+      `usage.${groupName}.${field} is ${describe(value)}, not a non-negative number`,
+    );
+  return value;
+}
+
+/** Unreported totals count as 0, unreported cached and reasoning tokens are left out. */
+function usageOf(usage: unknown): ModelUsage {
+  if (usage !== undefined && usage !== null && !isObject(usage))
+    throw new MalformedPart(`usage is ${describe(usage)}, not an object`);
+  const input = isObject(usage) ? usage.inputTokens : undefined;
+  const output = isObject(usage) ? usage.outputTokens : undefined;
+  const inputTokens = count(input, "inputTokens", "total") ?? 0;
+  const outputTokens = count(output, "outputTokens", "total") ?? 0;
+  const cached = count(input, "inputTokens", "cacheRead");
+  const reasoning = count(output, "outputTokens", "reasoning");
   return {
-    inputTokens: usage?.inputTokens.total ?? 0,
-    outputTokens: usage?.outputTokens.total ?? 0,
+    inputTokens,
+    outputTokens,
     ...(cached !== undefined ? { cachedInputTokens: cached } : {}),
     ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
   };
@@ -55,12 +105,15 @@ export function parseArguments(
   };
 }
 
-function finish(
-  reason: LanguageModelV3FinishReason | string,
-  usage: LanguageModelV3Usage | undefined,
-): ModelEvent {
-  const unified = typeof reason === "string" ? reason : reason.unified;
-  const raw = typeof reason === "string" ? reason : reason.raw;
+function finish(reason: unknown, usage: unknown): ModelEvent {
+  let unified: string;
+  let raw: unknown;
+  // A bare string is a finish reason of specification v2, which some providers still send.
+  if (typeof reason === "string") unified = raw = reason;
+  else if (isObject(reason)) {
+    unified = stringField(reason, "unified", "finishReason.");
+    raw = reason.raw;
+  } else throw new MalformedPart(`finishReason is ${describe(reason)}, not an object`);
   switch (unified) {
     case "stop":
     case "other":
@@ -80,7 +133,7 @@ function finish(
     default:
       return {
         type: "error",
-        message: `the provider ended the answer with finish reason ${JSON.stringify(raw ?? unified)}`,
+        message: `the provider ended the answer with finish reason ${JSON.stringify(typeof raw === "string" ? raw : unified)}`,
         code: "FINISH_ERROR",
         retryable: false,
       };
@@ -104,56 +157,87 @@ export class StreamTranslator {
   /**
    * Appends the events `part` makes to `out` (none, one, or, at `finish`,
    * the pending calls and the end). An array the caller reuses, not a
-   * generator per part: this runs once per streamed chunk.
+   * generator per part: this runs once per streamed chunk. A part that
+   * breaks the specification (not an object, a delta that is not a string,
+   * provider metadata that is not JSON, a token count that is not a number)
+   * appends only the `INVALID_STREAM_PART` error naming the part and field.
    */
-  push(part: LanguageModelV3StreamPart, out: ModelEvent[]): void {
+  push(part: unknown, out: ModelEvent[]): void {
+    const before = out.length;
+    try {
+      if (!isObject(part)) throw new MalformedPart(`the part is ${describe(part)}, not an object`);
+      if (typeof part.type !== "string")
+        throw new MalformedPart(`type is ${describe(part.type)}, not a string`);
+      this.translate(part, out);
+    } catch (error) {
+      out.length = before;
+      const type = isObject(part) && typeof part.type === "string" ? `"${part.type}" ` : "";
+      out.push({
+        type: "error",
+        message: `the provider sent a malformed ${type}stream part: ${(error as Error).message}`,
+        code: "INVALID_STREAM_PART",
+        kind: "invalid",
+        retryable: false,
+      });
+    }
+  }
+
+  private translate(part: Record<string, unknown>, out: ModelEvent[]): void {
     switch (part.type) {
-      case "text-delta":
-        if (part.delta !== "") out.push({ type: "text", delta: part.delta });
+      case "text-delta": {
+        const delta = stringField(part, "delta");
+        if (delta !== "") out.push({ type: "text", delta });
         return;
+      }
       case "reasoning-start":
-      case "reasoning-end":
-        if (part.providerMetadata)
-          out.push({
-            type: "reasoning",
-            delta: "",
-            id: part.id,
-            ...metadata(part.providerMetadata),
-          });
+      case "reasoning-end": {
+        const id = stringField(part, "id");
+        const meta = metadata(part.providerMetadata);
+        if (meta.providerMetadata) out.push({ type: "reasoning", delta: "", id, ...meta });
         return;
-      case "reasoning-delta":
-        if (part.delta !== "" || part.providerMetadata)
-          out.push({
-            type: "reasoning",
-            delta: part.delta,
-            id: part.id,
-            ...metadata(part.providerMetadata),
-          });
+      }
+      case "reasoning-delta": {
+        const id = stringField(part, "id");
+        const delta = stringField(part, "delta");
+        const meta = metadata(part.providerMetadata);
+        if (delta !== "" || meta.providerMetadata)
+          out.push({ type: "reasoning", delta, id, ...meta });
         return;
-      case "tool-input-start":
-        if (part.providerExecuted) this.providerExecuted.add(part.id);
-        else this.inputs.set(part.id, { name: part.toolName, text: "" });
+      }
+      case "tool-input-start": {
+        const id = stringField(part, "id");
+        if (part.providerExecuted) this.providerExecuted.add(id);
+        else this.inputs.set(id, { name: stringField(part, "toolName"), text: "" });
         return;
+      }
       case "tool-input-delta": {
-        const input = this.inputs.get(part.id);
-        if (input) input.text += part.delta;
+        const id = stringField(part, "id");
+        const delta = stringField(part, "delta");
+        const input = this.inputs.get(id);
+        if (input) input.text += delta;
         return;
       }
       case "tool-call": {
-        this.inputs.delete(part.toolCallId);
-        if (part.providerExecuted || this.providerExecuted.has(part.toolCallId)) return;
-        if (this.emitted.has(part.toolCallId)) return;
-        out.push(this.call(part.toolCallId, part.toolName, part.input, part.providerMetadata));
+        const id = stringField(part, "toolCallId");
+        this.inputs.delete(id);
+        if (part.providerExecuted || this.providerExecuted.has(id)) return;
+        if (this.emitted.has(id)) return;
+        const name = stringField(part, "toolName");
+        const input = stringField(part, "input");
+        const meta = metadata(part.providerMetadata);
+        out.push(this.call(id, name, input, meta));
         return;
       }
       case "finish": {
+        // Checked first: a bad finish part is reported as such, not after the pending calls.
+        const end = finish(part.finishReason, part.usage);
         for (const [id, input] of this.inputs) {
-          const call = this.call(id, input.name, input.text, undefined);
+          const call = this.call(id, input.name, input.text, {});
           out.push(call);
           if (call.type === "error") return;
         }
         this.inputs.clear();
-        out.push(finish(part.finishReason, part.usage));
+        out.push(end);
         return;
       }
       default:
@@ -165,18 +249,12 @@ export class StreamTranslator {
     id: string,
     name: string,
     input: string,
-    providerMetadata: SharedV3ProviderMetadata | undefined,
+    meta: { providerMetadata?: JsonObject },
   ): ModelEvent {
     this.emitted.add(id);
     const parsed = parseArguments(input, name, id);
     if ("error" in parsed) return parsed.error;
-    return {
-      type: "toolCall",
-      id,
-      name,
-      arguments: parsed.arguments,
-      ...metadata(providerMetadata),
-    };
+    return { type: "toolCall", id, name, arguments: parsed.arguments, ...meta };
   }
 
   /** The stream closed without a `finish` part. */

@@ -7,7 +7,8 @@ import {
 } from "@durably/contract-tests";
 import { Harness, type Model, type SubmissionRecord } from "@durably/core";
 import { MemoryStorage } from "@durably/storage-memory";
-import { MockLanguageModelV3 } from "ai/test";
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
 import { aiSdkModel } from "../src/index.js";
 
@@ -42,6 +43,17 @@ async function ask(model: Model) {
   } finally {
     await harness.close();
   }
+}
+
+function streaming(parts: unknown[]): Model {
+  return aiSdkModel(
+    new MockLanguageModelV3({
+      doStream: () =>
+        Promise.resolve({
+          stream: convertArrayToReadableStream(parts as LanguageModelV3StreamPart[]),
+        }),
+    }),
+  );
 }
 
 function sse(response: ServerResponse, payloads: (object | string)[]): void {
@@ -159,6 +171,49 @@ describe("a Harness on aiSdkModel: provider failures settle or retry, never cras
       status: "unanswered",
       reason: "model-error",
       detail: { message: "invalid baseURL: not a URL", retryable: false, attempts: 1 },
+    });
+  });
+
+  it('a text-delta part without its delta settles unanswered: "undefined" is never stored as text', async () => {
+    const model = streaming([
+      { type: "text-delta", id: "t", delta: "partial " },
+      { type: "text-delta", id: "t" },
+      { type: "text-delta", id: "t", delta: "ok" },
+      { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: {} },
+    ]);
+    const { settled, entries } = await ask(model);
+    expect(settled).toMatchObject({
+      status: "unanswered",
+      reason: "model-error",
+      detail: {
+        message:
+          'the provider sent a malformed "text-delta" stream part: delta is missing, not a string',
+        code: "INVALID_STREAM_PART",
+        kind: "invalid",
+        retryable: false,
+        attempts: 1,
+      },
+    });
+    expect(entries.at(-1)?.model?.[0]).toEqual({
+      role: "assistant",
+      content: [{ type: "text", text: "partial " }],
+      stopReason: "error",
+    });
+  });
+
+  it("a finish part without usage numbers settles done, the answer stored with 0 tokens", async () => {
+    const model = streaming([
+      { type: "text-delta", id: "t", delta: "answer" },
+      { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: {} },
+    ]);
+    const { settled, entries } = await ask(model);
+    expect(settled.status).toBe("done");
+    expect(entries.at(-1)).toMatchObject({
+      kind: "durably.assistant",
+      model: [
+        { role: "assistant", content: [{ type: "text", text: "answer" }], stopReason: "stop" },
+      ],
+      data: { usage: { inputTokens: 0, outputTokens: 0 } },
     });
   });
 });

@@ -37,6 +37,16 @@ const request = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
   ...extra,
 });
 
+/** `promise`, or a rejection once `ms` have passed without it settling. */
+function within<T>(promise: Promise<T>, ms = 2_000): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_resolve, reject) =>
+      setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms),
+    ),
+  ]);
+}
+
 async function collect(stream: AsyncIterable<ModelEvent>): Promise<ModelEvent[]> {
   const out: ModelEvent[] = [];
   for await (const event of stream) out.push(event);
@@ -105,6 +115,35 @@ describe("aiSdkModel over MockLanguageModelV3: streaming", () => {
         usage: { inputTokens: 100, outputTokens: 40, cachedInputTokens: 80, reasoningTokens: 30 },
       },
     ]);
+  });
+
+  it("counts token totals the provider does not report as 0 and leaves out unreported details", async () => {
+    const done = async (u: unknown) =>
+      (
+        await collect(
+          aiSdkModel(
+            mock([
+              {
+                type: "finish",
+                finishReason: { unified: "stop", raw: "stop" },
+                usage: u,
+              } as LanguageModelV3StreamPart,
+            ]),
+          ).stream(request()),
+        )
+      ).at(-1);
+    const stop = (u: object) => ({ type: "done", stopReason: "stop", usage: u });
+    expect(await done({})).toEqual(stop({ inputTokens: 0, outputTokens: 0 }));
+    expect(await done(undefined)).toEqual(stop({ inputTokens: 0, outputTokens: 0 }));
+    expect(await done({ inputTokens: { total: 7, cacheRead: null } })).toEqual(
+      stop({ inputTokens: 7, outputTokens: 0 }),
+    );
+    expect(
+      await done({
+        inputTokens: { total: undefined, noCache: undefined, cacheRead: 4, cacheWrite: undefined },
+        outputTokens: { total: 9, text: undefined, reasoning: undefined },
+      }),
+    ).toEqual(stop({ inputTokens: 0, outputTokens: 9, cachedInputTokens: 4 }));
   });
 
   it("emits a tool call once complete, with parsed arguments, and maps tool-calls to toolUse", async () => {
@@ -301,6 +340,108 @@ describe("aiSdkModel over MockLanguageModelV3: bad input from the provider", () 
     expect(pulled).toBeLessThan(parts.length);
   });
 
+  it("turns a malformed part into one INVALID_STREAM_PART error naming the part and field", async () => {
+    const bad = (part: unknown) => part as LanguageModelV3StreamPart;
+    const cases: [string, unknown, string][] = [
+      [
+        "text-delta without delta",
+        { type: "text-delta", id: "t" },
+        '"text-delta" stream part: delta is missing, not a string',
+      ],
+      [
+        "reasoning-delta with a number",
+        { type: "reasoning-delta", id: "r", delta: 5 },
+        '"reasoning-delta" stream part: delta is 5, not a string',
+      ],
+      [
+        "tool-input-delta with null",
+        { type: "tool-input-delta", id: "c", delta: null },
+        '"tool-input-delta" stream part: delta is null, not a string',
+      ],
+      ["a null part", null, "stream part: the part is null, not an object"],
+      ["a part without a type", { delta: "x" }, "stream part: type is missing, not a string"],
+      [
+        "NaN in reasoning metadata",
+        { type: "reasoning-delta", id: "r", delta: "x", providerMetadata: { p: { score: NaN } } },
+        '"reasoning-delta" stream part: providerMetadata.p.score: NaN is not JSON',
+      ],
+      [
+        "undefined in a tool call's metadata array",
+        {
+          type: "tool-call",
+          toolCallId: "c",
+          toolName: "f",
+          input: "{}",
+          providerMetadata: { p: { a: [undefined] } },
+        },
+        '"tool-call" stream part: providerMetadata.p.a[0]: undefined is not JSON',
+      ],
+      [
+        "a tool call without input",
+        { type: "tool-call", toolCallId: "c", toolName: "f" },
+        '"tool-call" stream part: input is missing, not a string',
+      ],
+      [
+        "finish without a finish reason",
+        { type: "finish", usage: usage(1, 1) },
+        '"finish" stream part: finishReason is missing, not an object',
+      ],
+      [
+        "finish with a token count as text",
+        {
+          type: "finish",
+          finishReason: { unified: "stop", raw: "stop" },
+          usage: { inputTokens: { total: "5" }, outputTokens: { total: 1 } },
+        },
+        '"finish" stream part: usage.inputTokens.total is "5", not a non-negative number',
+      ],
+    ];
+    for (const [label, part, message] of cases) {
+      const model = aiSdkModel(
+        mock([
+          { type: "text-delta", id: "t", delta: "a" },
+          bad(part),
+          { type: "text-delta", id: "t", delta: "ok" },
+          finish(),
+        ]),
+      );
+      expect(await collect(model.stream(request())), label).toEqual([
+        { type: "text", delta: "a" },
+        {
+          type: "error",
+          message: `the provider sent a malformed ${message}`,
+          code: "INVALID_STREAM_PART",
+          kind: "invalid",
+          retryable: false,
+        },
+      ]);
+    }
+  });
+
+  it("reports a malformed finish part rather than the tool calls pending before it", async () => {
+    const model = aiSdkModel(
+      mock([
+        { type: "tool-input-start", id: "c1", toolName: "add" },
+        { type: "tool-input-delta", id: "c1", delta: '{"a":1}' },
+        {
+          type: "finish",
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage: { inputTokens: { total: -1 }, outputTokens: { total: 1 } },
+        } as unknown as LanguageModelV3StreamPart,
+      ]),
+    );
+    expect(await collect(model.stream(request()))).toEqual([
+      {
+        type: "error",
+        message:
+          'the provider sent a malformed "finish" stream part: usage.inputTokens.total is -1, not a non-negative number',
+        code: "INVALID_STREAM_PART",
+        kind: "invalid",
+        retryable: false,
+      },
+    ]);
+  });
+
   it("refuses an unknown setting instead of dropping it", async () => {
     const provider = mock([finish()]);
     const model = aiSdkModel(provider);
@@ -362,6 +503,105 @@ describe("aiSdkModel over MockLanguageModelV3: abort", () => {
     const run = collect(model.stream(request(), { signal: controller.signal }));
     setTimeout(() => controller.abort(new Error("stop")), 10);
     await expect(run).rejects.toThrow("stop");
+  });
+
+  it("cancels the stream of a doStream that resolves after the abort", async () => {
+    let pulls = 0;
+    let cancelled: (reason: unknown) => void = () => undefined;
+    const cancelledWith = new Promise<unknown>((resolve) => (cancelled = resolve));
+    const controller = new AbortController();
+    const reason = new Error("the conversation was aborted");
+    const model = aiSdkModel(
+      new MockLanguageModelV3({
+        // A provider that ignores the signal: it resolves 30 ms after the abort, stream and all.
+        doStream: () =>
+          new Promise((resolve) =>
+            controller.signal.addEventListener("abort", () =>
+              setTimeout(
+                () =>
+                  resolve({
+                    stream: new ReadableStream<LanguageModelV3StreamPart>({
+                      pull(c) {
+                        pulls++;
+                        c.enqueue({ type: "text-delta", id: "t", delta: "never read" });
+                      },
+                      cancel: cancelled,
+                    }),
+                  }),
+                30,
+              ),
+            ),
+          ),
+      }),
+    );
+    const run = collect(model.stream(request(), { signal: controller.signal }));
+    setTimeout(() => controller.abort(reason), 10);
+    await expect(run).rejects.toBe(reason);
+    expect(await within(cancelledWith)).toBe(reason);
+    expect(pulls).toBeLessThanOrEqual(1); // the stream's own start-up pull, never a read
+  });
+
+  it("observes a doStream that rejects after the abort: no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (error: unknown): void => void unhandled.push(error);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      // Aborted while doStream is pending, which then rejects 10 ms later.
+      const pending = new AbortController();
+      const late = aiSdkModel(
+        new MockLanguageModelV3({
+          doStream: () =>
+            new Promise((_resolve, reject) =>
+              pending.signal.addEventListener("abort", () =>
+                setTimeout(() => reject(new Error("fetch aborted late")), 10),
+              ),
+            ),
+        }),
+      );
+      const run = collect(late.stream(request(), { signal: pending.signal }));
+      pending.abort(new Error("stop"));
+      await expect(run).rejects.toThrow("stop");
+      // Aborted while the call options are built, so doStream is called (and rejects) after it.
+      const building = new AbortController();
+      const after = aiSdkModel(
+        new MockLanguageModelV3({
+          doStream: () => Promise.reject(new Error("fetch aborted at once")),
+        }),
+        { providerOptions: () => void building.abort(new Error("stop early")) },
+      );
+      await expect(collect(after.stream(request(), { signal: building.signal }))).rejects.toThrow(
+        "stop early",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("cancels a late doStream's stream even when the signal aborts while the call is being made", async () => {
+    let cancelled: (reason: unknown) => void = () => undefined;
+    const cancelledWith = new Promise<unknown>((resolve) => (cancelled = resolve));
+    const controller = new AbortController();
+    const reason = new Error("aborted while building the request");
+    const model = aiSdkModel(
+      new MockLanguageModelV3({
+        doStream: () =>
+          Promise.resolve({
+            stream: new ReadableStream<LanguageModelV3StreamPart>({ cancel: cancelled }),
+          }),
+      }),
+      {
+        providerOptions: () => {
+          controller.abort(reason);
+          return undefined;
+        },
+      },
+    );
+    await expect(collect(model.stream(request(), { signal: controller.signal }))).rejects.toBe(
+      reason,
+    );
+    expect(await within(cancelledWith)).toBe(reason);
   });
 
   it("passes the signal to the provider", async () => {
