@@ -29,6 +29,7 @@ import { conversationStream, type StreamOptions } from "./stream.js";
 import type { ConversationEvent } from "./stream-events.js";
 import { Submission } from "./submission.js";
 import { checkSubmit, submitIn, type SubmitInput } from "./submit.js";
+import { checkKeys } from "./option-keys.js";
 import { UsageDoc, usageReport } from "./usage.js";
 import {
   ConversationWatch,
@@ -85,7 +86,10 @@ export class Conversation {
   async submissions(
     options: CallOptions & { status?: SubmissionStatus | readonly SubmissionStatus[] } = {},
   ): Promise<Submission[]> {
-    const { status, ...call } = options;
+    const { status, ...call } = checkKeys(options, ["status", "signal"], "submissions") as {
+      status?: SubmissionStatus | readonly SubmissionStatus[];
+      signal?: AbortSignal;
+    };
     const statuses: (SubmissionStatus | undefined)[] =
       status === undefined ? [undefined] : typeof status === "string" ? [status] : [...status];
     for (const s of statuses)
@@ -162,6 +166,7 @@ export class Conversation {
    * closed meanwhile rejects the wait with `SessionClosed`).
    */
   async compact(options: CallOptions & { keepLastTurns?: number } = {}): Promise<CompactionResult> {
+    checkKeys(options, ["keepLastTurns", "signal"], "compact");
     const keepLastTurns = checkKeepLastTurns(
       options.keepLastTurns ?? this.harness.compactionPolicy.keepLastTurns,
       "compact: keepLastTurns",
@@ -208,16 +213,20 @@ export class Conversation {
    * compaction, and withdraws every queued follow-up the same way. A tool
    * call waiting for approval ends denied ("denied: the conversation was
    * aborted before anyone decided"). Resolves with how many submissions it
-   * aborted.
+   * aborted (the inputs steered into the running answer included).
    */
   async abort(options?: CallOptions): Promise<number> {
     const { session, scheduler } = this.harness;
-    const { queued, task, compaction } = await session.commit(async (tx) => {
+    const { queued, steered, task, compaction } = await session.commit(async (tx) => {
       const inbox = await tx.doc(InboxDoc, this.id);
       const live = await tx.doc(LiveDoc, this.id);
       const waiting = [...inbox.queued, ...(inbox.steered ?? [])].map(
         (q) => q.submissionId as SubmissionId,
       );
+      // Inputs the run already took settle aborted with it (those still unsettled count).
+      let taken = 0;
+      for (const id of live.run?.steered ?? [])
+        if ((await tx.submission(id as SubmissionId))?.status === "placed") taken += 1;
       if (inbox.queued.length > 0) inbox.queued.splice(0, inbox.queued.length);
       if (inbox.steered) delete inbox.steered;
       for (const id of waiting)
@@ -225,12 +234,13 @@ export class Conversation {
       const compacting = live.run === null ? live.compaction?.taskId : undefined;
       return {
         queued: waiting.length,
+        steered: taken,
         task: live.run?.taskId as TaskId | undefined,
         compaction: compacting as TaskId | undefined,
       };
     }, options);
     let running = 0;
-    if (task !== undefined && (await scheduler.abortTask(task, options))) running = 1;
+    if (task !== undefined && (await scheduler.abortTask(task, options))) running = 1 + steered;
     if (compaction !== undefined) await scheduler.abortTask(compaction, options);
     if (task !== undefined || compaction !== undefined) await this.harness.resume(options);
     return queued + running;
@@ -271,6 +281,7 @@ export class Conversation {
    * inbox.
    */
   async fork(options: CallOptions & { at?: EntryId } = {}): Promise<Conversation> {
+    checkKeys(options, ["at", "signal"], "fork");
     const { session } = this.harness;
     const child = await session.commit(async (tx) => {
       let at = options.at;

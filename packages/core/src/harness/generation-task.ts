@@ -104,6 +104,11 @@ function errorInfo(error: ModelError, attempts: number, note = ""): ModelErrorIn
   };
 }
 
+/** Milliseconds as exactly as given (never rounded, so two values compare as they read): whole seconds as `N s`. */
+function exactly(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 function causeOf(error: ModelError): RetryCause {
   return {
     message: error.message,
@@ -245,7 +250,7 @@ export function createGenerationTask(
     }
     const tooLong =
       retryable && error.retryAfterMs !== undefined
-        ? ` (the provider asked to wait ${Math.ceil(error.retryAfterMs / 1000)} s before trying again, longer than settings.retry.maxDelayMs, ${Math.ceil(retry.maxDelayMs / 1000)} s, so it was not retried)`
+        ? ` (the provider asked to wait ${exactly(error.retryAfterMs)} before trying again, longer than settings.retry.maxDelayMs, ${exactly(retry.maxDelayMs)}, so it was not retried)`
         : "";
     await fail(rt, end, errorInfo(error, attempt, tooLong));
   }

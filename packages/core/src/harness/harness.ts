@@ -27,6 +27,7 @@ import { retryPolicy, type RetrySettings } from "./retry-policy.js";
 import { toolsByName, type Tool } from "./tool.js";
 import { outputBound, type ToolOutputBound } from "./tool-output.js";
 import { createToolTask } from "./tool-task.js";
+import { checkKeys, described } from "./option-keys.js";
 import { UsageDoc, usageReport, type UsageReport } from "./usage.js";
 
 export interface HarnessSettings extends SessionSettings {
@@ -104,7 +105,70 @@ interface Checked {
   hookSets: Map<string, Hooks>;
 }
 
+const OPTION_FIELDS = [
+  "model",
+  "models",
+  "tools",
+  "instructions",
+  "hooks",
+  "hookSets",
+  "settings",
+  "clock",
+  "onError",
+  "signal",
+];
+
+const SETTING_FIELDS = [
+  "progress",
+  "concurrency",
+  "stopGraceMs",
+  "model",
+  "retry",
+  "compaction",
+  "toolOutput",
+];
+
+/** `settings`' own fields (the scheduler's and the session's): checked here, before anything opens. */
+function checkSettings(settings: unknown): void {
+  if (settings === undefined) return;
+  const s = checkKeys(settings, SETTING_FIELDS, "Harness.open", {
+    path: "settings",
+    what: "a setting",
+  });
+  const { concurrency, stopGraceMs, progress } = s;
+  if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && Number(concurrency) >= 1))
+    throw new TypeError(
+      `Harness.open: settings.concurrency: must be a positive integer, got ${described(concurrency)}`,
+    );
+  if (
+    stopGraceMs !== undefined &&
+    !(typeof stopGraceMs === "number" && Number.isFinite(stopGraceMs) && stopGraceMs >= 0)
+  )
+    throw new TypeError(
+      `Harness.open: settings.stopGraceMs: must be a non-negative number of milliseconds, got ${described(stopGraceMs)}`,
+    );
+  if (progress !== undefined) {
+    const { persistWithinMs } = checkKeys(progress, ["persistWithinMs"], "Harness.open", {
+      path: "settings.progress",
+      what: "a progress setting",
+    });
+    if (
+      persistWithinMs !== undefined &&
+      !(
+        typeof persistWithinMs === "number" &&
+        Number.isFinite(persistWithinMs) &&
+        persistWithinMs >= 0
+      )
+    )
+      throw new TypeError(
+        `Harness.open: settings.progress.persistWithinMs: must be a non-negative number of milliseconds, got ${described(persistWithinMs)}`,
+      );
+  }
+}
+
 function checkOptions(options: HarnessOptions): Checked {
+  checkKeys(options, OPTION_FIELDS, "Harness.open");
+  checkSettings(options.settings);
   const models = modelsByName(options);
   const tools = toolsByName((options.tools ?? []) as readonly Tool[]);
   assembleInstructions(options.instructions, "Harness.open: options.instructions");
@@ -264,13 +328,14 @@ export class Harness {
       ...(options.settings?.progress ? { settings: { progress: options.settings.progress } } : {}),
       ...(options.onError ? { onListenerError: options.onError } : {}),
     });
+    // From here on the session owns the storage: whatever fails closes both before it propagates.
     try {
       await reconcile(session);
+      return new Harness(session, options, checked);
     } catch (error) {
       await session.close().catch(() => undefined);
       throw error;
     }
-    return new Harness(session, options, checked);
   }
 
   /** The root conversation (id 1), which every storage has. */
@@ -280,6 +345,10 @@ export class Harness {
 
   /** A handle on an existing conversation (rejects `UnknownRecord` when there is none). */
   async conversation(id: ConversationId, options?: CallOptions): Promise<Conversation> {
+    if (!Number.isSafeInteger(id) || id < 1)
+      throw new TypeError(
+        `Harness.conversation: id must be a positive integer conversation id, got ${described(id)}`,
+      );
     const record = await this.session.read.conversation(id, options);
     if (!record) throw new UnknownRecord(`conversation ${id} does not exist`);
     return new Conversation(this.context, record.id);
@@ -311,13 +380,15 @@ export class Harness {
    * when it made no call).
    */
   async usage(options: { conversationId?: ConversationId } = {}): Promise<UsageReport> {
-    const { conversationId } = options;
+    const { conversationId } = checkKeys(options, ["conversationId"], "usage") as {
+      conversationId?: ConversationId;
+    };
     if (
       conversationId !== undefined &&
       (!Number.isSafeInteger(conversationId) || conversationId < 1)
     )
       throw new TypeError(
-        `usage: conversationId must be a positive integer, got ${String(conversationId)}`,
+        `usage: conversationId must be a positive integer, got ${described(conversationId)}`,
       );
     return usageReport(await this.session.snapshot(UsageDoc, null), conversationId);
   }

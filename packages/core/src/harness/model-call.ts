@@ -5,6 +5,7 @@ import type { Session } from "../session/session.js";
 import { AssistantDraft } from "./assistant-draft.js";
 import { LiveDoc } from "./live.js";
 import type { Model, ModelError, ModelRequest, ModelUsage } from "./model.js";
+import { eventProblem, malformedError } from "./model-event-check.js";
 import { ProgressWriter } from "./progress.js";
 import { thrownModelError } from "./retry-policy.js";
 
@@ -54,8 +55,9 @@ export function generationProgress(
  * before whatever the caller commits next), and builds the assistant message. A failure is
  * returned, never thrown: an error event as it is, an exception from the
  * model (thrown by `stream` itself or by its iterator) as `thrownModelError`
- * reads it, a stream without `done` or `error` as a non-retryable error.
- * Only an abort of `signal` throws (its reason).
+ * reads it, a stream without `done` or `error` as a non-retryable error,
+ * a malformed event (`eventProblem`) as a non-retryable `MALFORMED_EVENT`
+ * error, before any of it is kept. Only an abort of `signal` throws (its reason).
  */
 export async function callModel(
   model: Model,
@@ -67,8 +69,13 @@ export async function callModel(
   const show = (item: ModelProgress): void => void progress.push(item).catch(() => undefined);
   show({ type: "begin", attempt });
   const draft = new AssistantDraft();
+  const callIds = new Set<string>();
   try {
     for await (const event of model.stream(request, { signal })) {
+      // Checked before anything of it is kept: a malformed event ends the call, stored nowhere.
+      const problem = eventProblem(event, callIds);
+      if (problem !== undefined)
+        return { type: "error", draft, error: malformedError(problem, event) };
       switch (event.type) {
         case "text":
           if (event.delta === "") break;
@@ -80,6 +87,7 @@ export async function callModel(
           if (event.delta !== "") show({ type: "reasoning", delta: event.delta });
           break;
         case "toolCall": {
+          callIds.add(event.id);
           const call = draft.toolCall(event);
           show({
             type: "toolCall",
@@ -91,6 +99,9 @@ export async function callModel(
           return { type: "done", draft, stopReason: event.stopReason, usage: event.usage };
         case "error": {
           const { type: _type, ...error } = event;
+          // Fields present as `undefined` are left out (they are not stored).
+          for (const key of Object.keys(error) as (keyof ModelError)[])
+            if (error[key] === undefined) delete error[key];
           return { type: "error", draft, error };
         }
       }

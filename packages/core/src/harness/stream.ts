@@ -3,6 +3,7 @@ import type { EntryRecord, SubmissionRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { HarnessContext } from "./harness-context.js";
 import { LiveDoc } from "./live.js";
+import { checkKeys, described } from "./option-keys.js";
 import { StreamEvents, type ConversationEvent, type StreamView } from "./stream-events.js";
 import { ConversationWatch, type ConversationView } from "./watch.js";
 
@@ -31,14 +32,10 @@ export async function* conversationStream(
   conversationId: ConversationId,
   options: StreamOptions = {},
 ): AsyncGenerator<ConversationEvent, void, undefined> {
+  checkKeys(options, ["signal", "until"], "stream");
   const { signal } = options;
   signal?.throwIfAborted();
-  const untilId =
-    options.until === undefined
-      ? undefined
-      : typeof options.until === "number"
-        ? options.until
-        : options.until.id;
+  const untilId = untilIdOf(options.until);
   let until: SubmissionRecord | undefined;
   if (untilId !== undefined) {
     until = await harness.session.read.submission(untilId);
@@ -132,6 +129,21 @@ export async function* conversationStream(
     watch.stop();
     drained?.();
   }
+}
+
+/** The submission id `until` names: a submission (its `id`) or the id itself, checked. */
+function untilIdOf(until: unknown): SubmissionId | undefined {
+  if (until === undefined) return undefined;
+  const id =
+    typeof until === "object" && until !== null && !Array.isArray(until)
+      ? (until as { id?: unknown }).id
+      : until;
+  if (Number.isSafeInteger(id) && (id as number) >= 1) return id as SubmissionId;
+  throw new TypeError(
+    typeof until === "object" && until !== null && !Array.isArray(until)
+      ? `stream: until must be a submission or its id, got an object whose id is ${described(id)}`
+      : `stream: until must be a submission or its id (a positive integer), got ${described(until)}`,
+  );
 }
 
 /** The stored view from `from` on (the run's user entry): enough for the last events of a run. */

@@ -5,6 +5,7 @@ import type { TaskDefinition } from "../tasks/define-task.js";
 import { AgentDoc, applyAgentChange, checkAgentConfig, type AgentConfig } from "./agent.js";
 import { checkContent } from "./content.js";
 import { LiveDoc } from "./live.js";
+import { checkKeys } from "./option-keys.js";
 import type { GenerationCheckpoint } from "./generation-task.js";
 import { placeInput, type GenerationInput } from "./placement.js";
 import type { ToolApi } from "./tool.js";
@@ -56,8 +57,10 @@ export function subagentRunner(
 ): (request: SubagentRequest) => Promise<SubagentResult> {
   let calls = 0;
   return async (request) => {
-    if (typeof request !== "object" || request === null)
-      throw new TypeError("api.runConversation: the request must be an object { agent?, input }");
+    checkKeys(request, ["agent", "input"], "api.runConversation", {
+      path: "request",
+      what: "a request field",
+    });
     const change = checkAgentConfig(request.agent ?? {}, deps.registry);
     const content = checkContent(request.input, "api.runConversation: input");
     calls += 1;

@@ -87,8 +87,11 @@ export class Submission {
   /**
    * Withdraws the submission: a queued one leaves the inbox and settles
    * `unanswered` ("aborted") at once; a placed one has its generation
-   * aborted (its tools too), and settles when that ends. Resolves false
-   * when the submission was already settled.
+   * aborted (its tools too), and settles when that ends. A steered input
+   * the running answer already took is placed in that run: the whole run is
+   * aborted, and its own submission and every input steered into it settle
+   * `unanswered` ("aborted") when it ends. Resolves false when the
+   * submission was already settled.
    */
   async abort(options?: CallOptions): Promise<boolean> {
     const { session, scheduler } = this.harness;
@@ -107,7 +110,10 @@ export class Submission {
       }
       const live = await tx.doc(LiveDoc, record.conversationId);
       const run = live.run;
-      return run && run.submissionId === record.id
+      // A steered input the run took is part of that run's answer: aborting it aborts the run,
+      // whose end settles it (and the run's own submission) `unanswered`, reason "aborted".
+      const carried = run?.submissionId === record.id || run?.steered?.includes(record.id);
+      return run && carried
         ? { aborted: true as const, task: run.taskId as TaskId }
         : { aborted: false as const };
     }, options);

@@ -28,9 +28,13 @@ function result(
  * Runs one tool call to a tool-result message. Everything the model got
  * wrong (an unknown tool, arguments that break the schema) and everything
  * the tool threw becomes an error result for the model to read, never an
- * exception. The one exception: when `api.signal` is aborted, the abort
- * reason is thrown, so the caller decides what an abort means (a user's
- * abort, or a harness closing that must leave the call to be resumed).
+ * exception. The exceptions are aborts, so the caller decides what an
+ * abort means (a user's abort, or a harness closing that must leave the
+ * call to be resumed): when `api.signal` is already aborted as `execute`
+ * would be called, `execute` is not called and the abort reason is thrown;
+ * when `execute` throws while the signal is aborted, the abort reason is
+ * thrown. A result `execute` returns is returned even if the signal
+ * aborted meanwhile: the call happened, and that is what it did.
  */
 export async function runToolCall(
   tools: ReadonlyMap<string, Tool>,
@@ -72,6 +76,25 @@ export async function executeToolCall(
   call: ToolCallPart,
   api: ToolApi,
 ): Promise<ToolCallOutcome> {
+  const outcome = await callTool(tools, call, api);
+  if (outcome === NOT_CALLED) throw api.signal.reason;
+  return outcome;
+}
+
+/** What `callTool` resolves with when the signal was aborted before `execute` would be called. */
+export const NOT_CALLED: unique symbol = Symbol("execute not called");
+
+/**
+ * `executeToolCall`, except that a signal already aborted when `execute`
+ * would be called resolves `NOT_CALLED` rather than throwing, so the tool
+ * task can record that the tool did not run (an abort reason thrown later
+ * may come from `execute` itself).
+ */
+export async function callTool(
+  tools: ReadonlyMap<string, Tool>,
+  call: ToolCallPart,
+  api: ToolApi,
+): Promise<ToolCallOutcome | typeof NOT_CALLED> {
   const fail = (content: string): ToolCallOutcome => ({ message: result(call, content, true) });
   const tool = tools.get(call.name);
   if (!tool) {
@@ -82,6 +105,8 @@ export async function executeToolCall(
   const parsed = tool.schema ? await parseArguments(tool, call) : checkArguments(tool, call);
   if ("problem" in parsed) return fail(parsed.problem);
   const args = parsed.args;
+  // Checked here, with no await before `execute`: an abort requested by now keeps the tool from running at all.
+  if (api.signal.aborted) return NOT_CALLED;
   let outcome: unknown;
   try {
     outcome = await tool.execute(args as never, api);
@@ -89,7 +114,7 @@ export async function executeToolCall(
     if (api.signal.aborted) throw api.signal.reason;
     return fail(`error: ${call.name} threw ${errorText(error)}`);
   }
-  api.signal.throwIfAborted();
+  // Not discarded when the signal aborted meanwhile: the tool ran, and its result is what happened.
   const read = readToolResult(call, outcome);
   return "problem" in read ? fail(`error: ${call.name} ${read.problem}`) : read;
 }

@@ -1,10 +1,12 @@
 import type { TaskId } from "../domain/ids.js";
 import type { Json, JsonObject } from "../domain/json.js";
+import { TaskStateError } from "../domain/errors.js";
 import type { ErrorInfo, TaskRecord, ToolCallPart, ToolResultMessage } from "../domain/records.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
+import { propagatesAbort } from "../tasks/transitions.js";
 import { AgentDoc, type AgentState } from "./agent.js";
 import {
   afterTool,
@@ -19,7 +21,7 @@ import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { Tool } from "./tool.js";
 import { toolApi } from "./tool-api.js";
 import type { SubagentDeps } from "./subagent.js";
-import { executeToolCall, type ToolCallOutcome } from "./tool-call.js";
+import { callTool, NOT_CALLED, type ToolCallOutcome } from "./tool-call.js";
 import { boundedOutputText, type ToolOutputBound } from "./tool-output.js";
 
 export const TOOL_TASK = "durably.tool";
@@ -84,6 +86,30 @@ const slotOutput = (slot: LiveToolSlot | undefined): string =>
 
 type ToolRuntime = TaskRuntime<ToolTaskInput, ToolCheckpoint>;
 
+/**
+ * Whether an abort is on its way to the task: a task up its owner chain
+ * (its generation, a subagent's tool) is aborting. The scheduler marks the
+ * owned tasks in a later commit, so `rt.signal` may not have aborted yet
+ * although `conversation.abort()` has already resolved.
+ */
+async function ownerAborting(rt: ToolRuntime): Promise<boolean> {
+  for (let owner = rt.task.owner; owner !== undefined;) {
+    const record = await rt.getTask(owner);
+    if (!record) return false;
+    if (propagatesAbort(record)) return true;
+    owner = record.owner;
+  }
+  return false;
+}
+
+/** Resolves once `signal` aborts. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true }),
+  );
+}
+
 function callOf(input: ToolTaskInput): ToolCallPart {
   return {
     type: "toolCall",
@@ -115,13 +141,13 @@ export function interruptedResult(input: ToolTaskInput, output: string): ToolRes
   );
 }
 
-/** The result of a terminal tool task, whatever ended it. */
+/** The result of a terminal tool task, whatever ended it; `slot` is its live slot as the end found it. */
 function resultOf(
   task: TaskRecord,
-  output: string,
-  pendingApproval: boolean,
+  slot: LiveToolSlot | undefined,
 ): { message: ToolResultMessage; data: JsonObject } {
   const input = task.input as ToolTaskInput;
+  const output = slotOutput(slot);
   const state = task.state;
   if (state.status !== "terminal")
     throw new Error(`internal: tool task ${task.id} is not terminal`);
@@ -147,10 +173,19 @@ function resultOf(
       };
     }
     case "aborted":
-      if (pendingApproval)
+      if (slot?.status === "approval")
         return {
           message: deniedResult(input, "the conversation was aborted before anyone decided"),
           data: { toolCallId: input.toolCallId, aborted: true, denied: true },
+        };
+      // Never begun (no intent commit, or it was withdrawn before `execute`): the tool did not run.
+      if (slot?.status === "pending" && slot.attempt === 0)
+        return {
+          message: errorResult(
+            input,
+            `aborted: the tool call was aborted before it ran ("${input.toolName}" was not called).`,
+          ),
+          data: { toolCallId: input.toolCallId, aborted: true },
         };
       return {
         message: errorResult(
@@ -187,7 +222,11 @@ function resultOf(
 
 /**
  * `durably.tool`: one tool call. The intent commit (checkpoint `running`)
- * is stored before `execute` runs; the result is appended in the commit
+ * is stored before `execute` runs; an abort (or a close) that comes before
+ * `execute` is called withdraws it, and the tool does not run. A result
+ * `execute` returns is stored even when abort was requested meanwhile (it
+ * is what happened), unless the scheduler gave up on the call first
+ * (`stopGraceMs` after the abort). The result is appended in the commit
  * that makes the task terminal, by `onTerminal`, whoever ends the task (its
  * own phase, an abort, a fault), together with the removal of its live
  * slot. A task found `running` after a crash reruns a `replay: "safe"` tool
@@ -208,8 +247,33 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     );
   }
 
+  /**
+   * The abort (or a close) came before `execute` was called: the intent
+   * commit is withdrawn (the checkpoint before it, the slot `pending` with
+   * its earlier attempt), and the phase ends with the abort reason. So an
+   * abort records that the tool did not run, and a close leaves the call to
+   * run at the next open instead of counting as interrupted.
+   */
+  async function withdraw(
+    rt: ToolRuntime,
+    before: ToolCheckpoint,
+    attempt: number,
+  ): Promise<never> {
+    await rt.commit(async (tx) => {
+      const live = await tx.doc(LiveDoc, rt.task.conversationId);
+      const slot = live.tools[String(rt.taskId)];
+      if (slot) {
+        slot.status = "pending";
+        slot.attempt = attempt - 1;
+      }
+      return before;
+    });
+    throw rt.signal.reason;
+  }
+
   async function execute(rt: ToolRuntime, attempt: number): Promise<void> {
     const task = rt.task;
+    const before = task.checkpoint;
     const key = String(task.id);
     const conversationId = task.conversationId;
     // Read outside the commit: opening a document in a commit creates it, and most conversations have none.
@@ -234,6 +298,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       return { phase: "running", attempt };
     });
     if (started.record.state.status === "terminal") return;
+    if (rt.signal.aborted) return withdraw(rt, before, attempt); // no hooks for a call that will not run
     const hooks = hooksFor?.(agent) ?? [];
     const failed = (error: ErrorInfo) =>
       rt.commit(() => ({ status: "terminal", outcome: { kind: "failed", error } }));
@@ -242,31 +307,43 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     const context = { conversationId, toolCallId: call.id, toolName: call.name, attempt };
     const verdict = await beforeTool(hooks, call, context);
     if (verdict && "error" in verdict) return void (await failed(verdict.error));
+    // The owner's abort reaches this task's signal soon (the scheduler marks owned tasks): wait for it, rather than run.
+    if (!verdict && !rt.signal.aborted && (await ownerAborting(rt))) await untilAborted(rt.signal);
     const { api, output } = toolApi(session, rt, attempt, outputBound, deps.subagents);
-    let outcome: ToolCallOutcome;
+    let called: ToolCallOutcome | typeof NOT_CALLED;
     try {
-      outcome = verdict
+      called = verdict
         ? { message: errorResult(task.input, `blocked: ${verdict.block}`) }
-        : await executeToolCall(tools, call, api);
+        : await callTool(tools, call, api);
     } finally {
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
     }
+    // Aborted before `execute` would be called (while the hooks ran, or the owner's abort arrived): it was not.
+    if (called === NOT_CALLED) return withdraw(rt, before, attempt);
+    let outcome = called;
     if (!verdict) {
       const after = await afterTool(hooks, call, outcome, context);
       if ("error" in after) return void (await failed(after.error));
       outcome = after.outcome;
     }
-    await rt.commit(() => ({
-      status: "terminal",
-      outcome: {
-        kind: "completed",
-        value: {
-          result: outcome.message,
-          attempt,
-          ...(outcome.details !== undefined ? { details: outcome.details } : {}),
+    try {
+      await rt.commit(() => ({
+        status: "terminal",
+        outcome: {
+          kind: "completed",
+          value: {
+            result: outcome.message,
+            attempt,
+            ...(outcome.details !== undefined ? { details: outcome.details } : {}),
+          },
         },
-      },
-    }));
+      }));
+    } catch (error) {
+      // Returned after the abort's grace period: the scheduler gave up on this call (its runtime is
+      // revoked) and the abort has recorded the result, so this one has nowhere to go.
+      if (rt.signal.aborted && error instanceof TaskStateError) throw rt.signal.reason;
+      throw error;
+    }
   }
 
   return defineTask<ToolTaskInput, ToolCheckpoint>({
@@ -333,7 +410,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       const live = await tx.doc(LiveDoc, task.conversationId);
       const key = String(task.id);
       const slot = live.tools[key];
-      const { message, data } = resultOf(task, slotOutput(slot), slot?.status === "approval");
+      const { message, data } = resultOf(task, slot);
       await tx.appendEntry(task.conversationId, toolResultEntry(task.id, message, data));
       if (live.tools[key]) delete live.tools[key];
     },

@@ -9,6 +9,7 @@ import { AgentDoc, type AgentState } from "./agent.js";
 import { FrameQueue } from "./frame-queue.js";
 import { InboxDoc, type InboxState } from "./inbox.js";
 import { LiveDoc, type LiveState } from "./live.js";
+import { checkKeys, described } from "./option-keys.js";
 import { emptyReport, UsageDoc, usageReport, type UsageReport } from "./usage.js";
 
 /** What a watcher sees of a conversation: its transcript, what runs now, what waits. */
@@ -80,11 +81,16 @@ export class ConversationWatch {
     onError: ListenerErrorHandler,
     options: WatchOptions = {},
   ) {
+    const { maxFrames = 100 } = checkKeys(options, ["maxFrames"], "watch") as WatchOptions;
+    if (!Number.isSafeInteger(maxFrames) || maxFrames < 1)
+      throw new TypeError(
+        `watch: maxFrames must be a positive integer, got ${described(maxFrames)}`,
+      );
     this.queue = new FrameQueue<Frame>(
       (frame) => listener(frame.view, frame.ops),
       () => ({ view: this.view(), ops: { type: "full" } }),
       (error) => onError(error, "conversation watcher"),
-      options.maxFrames ?? 100,
+      maxFrames,
     );
     this.disposers.push(
       session.watchDoc(LiveDoc, conversationId, (value, ops) => {
