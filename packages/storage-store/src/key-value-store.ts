@@ -29,6 +29,14 @@ export interface KeyValueStore {
    * it kept in case they failed (`levelStore`: copies of LevelDB's logs).
    */
   confirmOpen?(): Promise<void>;
+  /**
+   * What opening the store changed on disk, as a sentence, when it changed
+   * anything: added by `StoreStorage.open` to an error that refuses the
+   * store's contents (another format, not a Durably store), so the error
+   * does not claim nothing changed (`levelStore`: LevelDB rewrites files at
+   * every open).
+   */
+  openEffects?(): string | undefined;
   get(key: string): Promise<string | undefined>;
   /** Pairs in key order (or reverse) within the bounds; a consistent snapshot for the whole iteration. */
   range(options: RangeOptions): AsyncIterable<[string, string]>;

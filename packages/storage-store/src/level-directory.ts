@@ -27,10 +27,11 @@ import { errno, nodeFs, type DirEnt } from "./node-fs.js";
  *   the checks LevelDB skips: the MANIFEST and the live write-ahead logs read
  *   without a damaged record (`checkLog`), and every live table file of the
  *   size the MANIFEST records, with every block's checksum right
- *   (`checkTable`, unless `checkTables` is false). A file that is missing is
- *   left to LevelDB, which refuses to open without it, or deleted it itself
- *   while another process owns the database (then the open reports
- *   `StorageLocked`).
+ *   (`checkTable`, unless `checkTables` is false). A missing table file is
+ *   left to LevelDB, which refuses to open without it. A missing live log is
+ *   refused here (`checkLiveLogs`): LevelDB would open without it. A file a
+ *   live owner in another process deleted meanwhile is passed by (the open
+ *   then reports `StorageLocked`).
  *
  * It also returns what the open needs next: the live logs with the newest
  * commit each holds, and the copies of logs an earlier open kept aside
@@ -82,7 +83,16 @@ export function inspectLevelDirectory(
   const signs = resetSigns(files, names, current, manifest);
   if (signs.length > 0) throw resetFound(location, signs);
   if (options.checkTables) checkTables(files, names, manifest);
-  const live = checkLiveLogs(files, entries, manifest);
+  const live = checkLiveLogs(files, entries, manifest, {
+    manifestFile: files.path(current.manifest),
+    stillLive: (number) => {
+      // Read again: a live owner moves the log number on (in the same MANIFEST, or a new one) before it deletes a log.
+      const again = readCurrent(files, names);
+      if (again === undefined || again.manifest !== current.manifest) return false;
+      const state = readManifest(files, again);
+      return state !== undefined && (number >= state.logNumber || number === state.prevLogNumber);
+    },
+  });
   const kept = names.includes(KEPT_FOLDER) ? readKeptLogs(files, KEPT_FOLDER) : [];
   return { create: false, live, kept };
 }

@@ -50,30 +50,81 @@ function* writesOf(contents: readonly Uint8Array[][], file: string): Generator<L
     yield readLogWrite(joinFragments(contents[i] as Uint8Array[]), file, i);
 }
 
+/** LevelDB's name for log `number` (`LogFileName`: six digits at least). */
+export function logName(number: number): string {
+  return `${String(number).padStart(6, "0")}.log`;
+}
+
+/** How `checkLiveLogs` tells a log that went missing from one a live owner retired meanwhile. */
+export interface LiveLogSource {
+  /** The MANIFEST file `manifest` was read from (named in the errors). */
+  manifestFile: string;
+  /**
+   * Reads `CURRENT` and the MANIFEST again: whether log `number` is still
+   * live (false when `CURRENT` or the MANIFEST changed so that it is not: a
+   * live owner moved on, and LevelDB's lock will refuse the open).
+   */
+  stillLive(number: number): boolean;
+}
+
 /**
  * The live write-ahead logs, oldest first, checked: a damaged record, or a
  * torn log followed by a newer one, is a hole LevelDB would replay around
  * (`StorageCorrupted`, nothing changed).
+ *
+ * The logs the MANIFEST names (its log number, and its previous log number
+ * when not 0) must be there: LevelDB creates a log before a MANIFEST edit
+ * names it and deletes it only after an edit names a newer one, so a named
+ * log that is absent was lost. LevelDB would open without it (as an empty or
+ * older database, deleting the MANIFEST that named it), so that is
+ * `StorageCorrupted` naming the log and the MANIFEST, nothing changed. A log
+ * that cannot be read is `StorageIOError` naming it (`DirectoryFiles`).
+ * Only a log that is gone because `CURRENT` or the MANIFEST moved on since
+ * they were read (a live owner, which LevelDB's lock refuses) is passed by.
  */
 export function checkLiveLogs(
   files: DirectoryFiles,
   entries: readonly DirEnt[],
   manifest: ManifestState,
+  source: LiveLogSource,
 ): LiveLog[] {
   const live = (name: string) => {
     const number = logNumber(name);
     return number >= manifest.logNumber || number === manifest.prevLogNumber;
   };
-  const names = entries
-    .filter((e) => e.isFile() && LOG_FILE.test(e.name) && live(e.name))
-    .map((e) => e.name)
-    .sort(byNumber);
+  const listed = new Set(entries.map((e) => e.name));
+  // Not filtered to regular files: a log that is a directory or a dangling link fails below, named.
+  const names = entries.filter((e) => LOG_FILE.test(e.name) && live(e.name)).map((e) => e.name);
+  for (const number of new Set([manifest.prevLogNumber, manifest.logNumber]))
+    if (number > 0 && !listed.has(logName(number))) names.push(logName(number));
+  names.sort(byNumber);
+  /** A live log the directory lacks: lost, unless a live owner retired it since the MANIFEST was read. */
+  const gone = (name: string): void => {
+    if (files.read(name, "write-ahead log") !== undefined) return; // there after all: a live owner
+    if (!source.stillLive(logNumber(name))) return; // retired by a live owner: LevelDB's lock decides
+    const named =
+      logNumber(name) === manifest.logNumber
+        ? `names it as its live write-ahead log (log number ${manifest.logNumber})`
+        : logNumber(name) === manifest.prevLogNumber
+          ? `names it as its previous write-ahead log, still replayed (previous log number ${manifest.prevLogNumber})`
+          : `counts it live (log numbers from ${manifest.logNumber} are replayed)`;
+    throw new StorageCorrupted(
+      `${files.path(name)}: the write-ahead log is missing, but ${source.manifestFile} ${named}. ` +
+        `LevelDB would open without it, serving a database without the writes it held (every commit since the last table ` +
+        `was written, or the whole store), and delete that MANIFEST. Nothing was opened or changed: restore ${name} ` +
+        `(or the directory) from a backup.`,
+      { file: files.path(name) },
+    );
+  };
   const logs: LiveLog[] = [];
   let torn: { file: string; offset: number } | undefined;
   for (const name of names) {
     const file = files.path(name);
     const bytes = files.readTransient(name, "write-ahead log");
-    if (bytes === undefined) continue;
+    if (bytes === undefined) {
+      gone(name);
+      continue;
+    }
     const result = checkLog(bytes, true);
     if (torn !== undefined && result.records > 0)
       throw new StorageCorrupted(

@@ -3,8 +3,9 @@ import { DirectoryFiles } from "./directory-files.js";
 import { readCurrent, readManifest } from "./level-current.js";
 import { inspectLevelDirectory, type LevelDirectory } from "./level-directory.js";
 import { ioError } from "./level-errors.js";
-import { dropUnusedCopies, keepLogs, releaseKept } from "./level-evidence.js";
+import { dropUnusedCopies, keepLogs, KEPT_FOLDER, releaseKept } from "./level-evidence.js";
 import type { LiveLog } from "./level-logs.js";
+import { claimDirectory, type OwnerClaim } from "./level-owners.js";
 import { verifyReplay, type RecoveringDatabase } from "./level-recovery.js";
 import { resetSigns, type ResetSign } from "./level-reset.js";
 import { errno, join, type SyncFs } from "./node-fs.js";
@@ -54,6 +55,8 @@ export class CheckedOpen {
   /** What the checks found, once an open they decided has succeeded. */
   found: LevelDirectory | undefined;
   readonly opening: Promise<void>;
+  /** This process's claim on the directory (`level-owners`), from right before LevelDB opens until the database closes. */
+  private claim: OwnerClaim | undefined;
 
   constructor(
     private readonly db: OpeningDatabase,
@@ -82,20 +85,72 @@ export class CheckedOpen {
     if (names.size > 0) releaseKept(this.fs, this.location, [...names]);
   }
 
+  /** Ends this process's claim on the directory: called once the database is closed (or never opened). */
+  release(): void {
+    this.claim?.release();
+    this.claim = undefined;
+  }
+
+  /**
+   * What this open changed on disk, for an error that refuses the store
+   * after LevelDB opened it (`StoreStorage.open`: a store of another format,
+   * or not a Durably store): LevelDB rewrites files at every open.
+   */
+  openEffects(): string | undefined {
+    const found = this.found;
+    if (found === undefined || found.create) return undefined;
+    const replayed = found.live.filter((log) => log.records > 0);
+    const kept = [...new Set([...replayed, ...found.kept].map((log) => log.name))];
+    return (
+      `Nothing was written to the store, but LevelDB opened the directory before its keys could be read, and rewrote files ` +
+      `as it does at every open: ` +
+      (replayed.length > 0
+        ? `it replayed the write-ahead log${replayed.length > 1 ? "s" : ""} ${replayed.map((log) => log.name).join(", ")} into a table file and deleted ${replayed.length > 1 ? "them" : "it"}, `
+        : "") +
+      `it wrote a new MANIFEST and a new log, pointed CURRENT at the new MANIFEST, and rotated its info log (LOG to LOG.old). ` +
+      `The keys are intact (LevelDB serves them as before). ` +
+      (kept.length > 0
+        ? `A copy of ${kept.join(", ")} as it was before the open is kept in ${join(this.location, KEPT_FOLDER)}: keep it with the directory.`
+        : "")
+    ).trimEnd();
+  }
+
   private async run(): Promise<void> {
-    // The checks decide; this guess only spares a second open attempt when they agree.
-    let create = !exists(this.fs, join(this.location, "CURRENT"));
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await this.attempt(create);
-      if (outcome === "opened") return;
-      if (attempt === 3)
-        throw ioError(
-          `${this.location}: the directory kept changing while it was checked (CURRENT appeared or disappeared); nothing was opened`,
-          undefined,
-          { file: join(this.location, "CURRENT") },
-        );
-      create = outcome.create;
+    try {
+      // The checks decide; this guess only spares a second open attempt when they agree.
+      let create = !exists(this.fs, join(this.location, "CURRENT"));
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await this.attempt(create);
+        if (outcome === "opened") return this.owned();
+        if (attempt === 3)
+          throw ioError(
+            `${this.location}: the directory kept changing while it was checked (CURRENT appeared or disappeared); nothing was opened`,
+            undefined,
+            { file: join(this.location, "CURRENT") },
+          );
+        create = outcome.create;
+      }
+    } catch (error) {
+      // Every failed attempt left the database closed: the directory is free again in this process.
+      this.release();
+      throw error;
     }
+  }
+
+  /** The database is open: keep the claim until it closes, however it is closed. */
+  private owned(): void {
+    const claim = this.claim;
+    if (claim === undefined) return;
+    // An open that created the directory: its device and inode name it from now on too.
+    claim.refresh();
+    const { db } = this;
+    if (typeof db.on !== "function" || typeof db.off !== "function") return;
+    const off = db.off.bind(db);
+    const onClosed = () => {
+      off("closed", onClosed);
+      if (this.claim === claim) this.release();
+    };
+    db.on("closed", onClosed);
   }
 
   private async attempt(guess: boolean): Promise<"opened" | WrongGuess> {
@@ -109,6 +164,8 @@ export class CheckedOpen {
     const check = (exact: boolean) => {
       claimed = true;
       try {
+        // First: a second open in this process would make LevelDB drop the owner's lock (`level-owners`).
+        this.claim ??= claimDirectory(location);
         found = inspectLevelDirectory(location, { checkTables: this.checkTables });
         if (found === undefined) return;
         if (exact && found.create !== guess) throw new WrongGuess(found.create);
@@ -146,6 +203,13 @@ export class CheckedOpen {
       throw this.openError(error, claimed ? create : undefined);
     }
     if (!claimed) {
+      // Opened by itself, before the checks: too late to keep LevelDB from opening, but claim it for the opens after.
+      try {
+        this.claim ??= claimDirectory(location);
+      } catch (error) {
+        await db.close().catch(() => undefined);
+        throw error;
+      }
       await refuseOpenedReset(db, fs, location);
       return "opened";
     }

@@ -253,12 +253,23 @@ export class LevelStore implements KeyValueStore {
     }
   }
 
+  /**
+   * Called by `StoreStorage.open` when it refuses the store after it opened
+   * (another format, not a Durably store): what the open changed on disk, as
+   * a sentence for the error, or `undefined` when it changed nothing.
+   */
+  openEffects(): string | undefined {
+    return this.checked?.openEffects();
+  }
+
   async close(): Promise<void> {
     try {
       await this.db.close();
     } catch (error) {
       throw translate(error, "close", this.place, "close");
     }
+    // Closed: another open of the directory in this process may go ahead (see `level-owners`).
+    this.checked?.release();
   }
 }
 

@@ -21,14 +21,18 @@ export interface StoredState {
 /**
  * Reads `m/format` and `m/counters` and verifies the commit chain since the
  * last verified open. Changes nothing: every damage found is reported as
- * `StorageCorrupted` naming the key and, for the chain, the seq.
+ * `StorageCorrupted` naming the key and, for the chain, the seq. A store
+ * refused for what it is (another format, not a Durably store) says what
+ * opening it changed on disk (`KeyValueStore.openEffects`), or that nothing
+ * was.
  */
 export async function readStoredState(store: KeyValueStore): Promise<StoredState> {
+  const changed = () => store.openEffects?.() ?? "Nothing was changed.";
   const format = await store.get(K.format);
   if (format === undefined) {
     for await (const [key] of store.range({ limit: 1 }))
       throw new StorageCorrupted(
-        `the store is not empty but has no ${K.format} key (first key ${key}): not a Durably store`,
+        `the store is not empty but has no ${K.format} key (first key ${key}): not a Durably store. ${changed()}`,
         { key },
       );
     return {
@@ -39,12 +43,12 @@ export async function readStoredState(store: KeyValueStore): Promise<StoredState
   if (format === "1")
     throw new StorageVersionError(
       `${K.format} is 1: this store was written before value checksums and the commit chain, and this version reads format ${STORE_FORMAT} only. ` +
-        `Nothing was changed. Read it with @durably/storage-store 0.x from before format ${STORE_FORMAT}, or start a new store.`,
+        `${changed()} Read it with @durably/storage-store 0.x from before format ${STORE_FORMAT}, or start a new store.`,
     );
   const version = decode(K.format, unframe(K.format, format));
   if (typeof version === "number" && Number.isSafeInteger(version) && version > STORE_FORMAT)
     throw new StorageVersionError(
-      `${K.format} is ${version}; this code reads format ${STORE_FORMAT}`,
+      `${K.format} is ${version}; this code reads format ${STORE_FORMAT}. ${changed()}`,
     );
   if (version !== STORE_FORMAT)
     throw new StorageCorrupted(`key ${K.format}: unknown format ${JSON.stringify(version)}`, {

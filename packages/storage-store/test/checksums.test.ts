@@ -140,7 +140,7 @@ for (const backend of backends.filter((b) => b.persistent)) {
         );
         expect(error).toBeInstanceOf(StorageVersionError);
         expect((error as Error).message).toMatch(
-          /m\/format is 1: .*reads format 2 only.*Nothing was changed/,
+          /m\/format is 1: .*reads format 2 only.*(Nothing was changed|Nothing was written to the store, but LevelDB opened)/,
         );
         const raw = (reopen as () => KeyValueStore)();
         await raw.open?.();
