@@ -33,13 +33,24 @@ function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
+/**
+ * Names the file on a system error that carries no path (a read of a
+ * directory fails with EISDIR on the descriptor, after the open that named
+ * it), so the error says which lock file it is.
+ */
+function named(error: unknown, path: string): unknown {
+  const e = error as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof e.code === "string" && e.path === undefined) e.path = path;
+  return error;
+}
+
 async function readHolder(path: string): Promise<Holder | "unreadable" | undefined> {
   let text: string;
   try {
     text = await fs.promises.readFile(path, "utf8");
   } catch (error) {
     if (errorCode(error) === "ENOENT") return undefined;
-    throw error;
+    throw named(error, path);
   }
   try {
     const value = JSON.parse(text) as Partial<Holder>;
@@ -94,7 +105,9 @@ async function tryCreate(path: string, text: string, nonce: string): Promise<boo
     throw error;
   }
   try {
-    await handle.writeFile(text);
+    await handle.writeFile(text).catch((error: unknown) => {
+      throw named(error, path);
+    });
   } finally {
     await handle.close();
   }

@@ -70,6 +70,25 @@ describe("JSONL open: system errors", () => {
     await storage.close();
   });
 
+  it("a directory named LOCK: StorageIOError naming LOCK (location.file), cause EISDIR; nothing changed, and once it is gone the storage opens", async () => {
+    const dir = await populated();
+    mkdirSync(join(dir, "LOCK"));
+    const before = contents(dir);
+    const error = await openJsonlStorage(dir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageIOError);
+    expect(error).toMatchObject({
+      code: "STORAGE_IO",
+      location: { file: "LOCK" },
+      message: expect.stringContaining("read failed on LOCK while opening (EISDIR)") as unknown,
+      cause: { code: "EISDIR", path: join(dir, "LOCK") },
+    });
+    expect(contents(dir)).toBe(before);
+    rmdirSync(join(dir, "LOCK"));
+    const storage = await openJsonlStorage(dir);
+    expect((await storage.entry(2 as EntryId))?.entry.kind).toBe("note");
+    await storage.close();
+  });
+
   const strace = straceSupport();
   it.skipIf(!strace.usable)(
     "EIO injected (strace) into the opening of main.jsonl at open: StorageIOError naming main.jsonl, cause EIO; the next open reads everything",

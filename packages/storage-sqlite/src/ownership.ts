@@ -1,9 +1,14 @@
-import { StorageCorrupted, StorageIOError, StorageLocked } from "@durably/core";
+import {
+  StorageCorrupted,
+  StorageIOError,
+  StorageLocked,
+  StorageVersionError,
+} from "@durably/core";
 import type { Counters } from "./apply-plans.js";
 import { typedDriverError } from "./driver-errors.js";
 import { checkStructure, type OpenCheck } from "./open-check.js";
 import { RowReader } from "./rows.js";
-import { migrate, SCHEMA_VERSION, storedSchemaVersion } from "./schema.js";
+import { migrate, refuseNewer, SCHEMA_VERSION, schemaReads } from "./schema.js";
 import { readTipRow } from "./tips.js";
 import {
   isBusyError,
@@ -33,12 +38,19 @@ export interface OwnershipSettings {
 }
 
 /**
- * Takes ownership of the database: exclusive locking (released by the
- * kernel when the process dies), WAL, a structural check of the whole file
- * (unless skipped), then migrates the schema forward in one transaction and
- * loads the counters, then the synchronous mode and the busy timeout. Errors come out typed: `StorageLocked` for a live owner,
- * `StorageCorrupted` for a file that is not a readable database,
- * `StorageIOError` for a failing disk.
+ * Takes ownership of the database. Nothing is written to the file until it
+ * is known to be ours: the connection first asks for exclusive locking (a
+ * setting of the connection, no I/O), then decides, reading only and under
+ * the file's exclusive lock, whether the file is empty or a Durably file of
+ * a version this package understands; a foreign file or a newer version is
+ * refused there, leaving it byte for byte as it was (no header change, no
+ * `-wal`). Then the structural check of the whole file (unless skipped),
+ * the switch to WAL, the schema migrated forward in one transaction and the
+ * counters loaded, then the synchronous mode and the busy timeout. Errors
+ * come out typed: `StorageLocked` for a live owner, `StorageCorrupted` for
+ * a file that is not a readable database or not a Durably one,
+ * `StorageVersionError` for a newer schema, `StorageIOError` for a failing
+ * disk.
  */
 export async function takeOwnership(
   db: SqliteDatabase,
@@ -49,9 +61,14 @@ export async function takeOwnership(
     // No waiting while taking the lock: a live owner means "fail now, clearly".
     await db.exec("PRAGMA busy_timeout = 0");
     await setMode(db, location, "locking_mode", "EXCLUSIVE", ["exclusive"]);
+    const version = await decideOwnership(db, location);
+    await checkStructure(
+      db,
+      location,
+      settings.openCheck === "none" && version < SCHEMA_VERSION ? "quick" : settings.openCheck,
+    );
     await setMode(db, location, "journal_mode", "WAL", settings.persistent ? ["wal"] : ["memory"]);
     await db.get(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
-    await checkStructure(db, location, await effectiveCheck(db, location, settings.openCheck));
     const counters = await db.transaction((tx) => {
       migrate(tx, location);
       return readCounters(tx, new RowReader(location));
@@ -60,8 +77,8 @@ export async function takeOwnership(
     await db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(settings.busyTimeoutMs))}`);
     return counters;
   } catch (error) {
-    // The open check's own report already names the file and what SQLite found.
-    if (error instanceof StorageCorrupted) throw error;
+    // The open check's and the ownership decision's own reports already name the file.
+    if (error instanceof StorageCorrupted || error instanceof StorageVersionError) throw error;
     if (isBusyError(error))
       throw new StorageLocked(
         `${location} is owned by another open storage (another process, or this one); close it first`,
@@ -78,20 +95,34 @@ export async function takeOwnership(
 }
 
 /**
- * The check open runs. A skipped check is run anyway (quick) when the file
- * is about to be migrated: a migration seals the rows it finds with
- * checksums and links, so it must see all of them.
+ * Reads the file's schema inside `BEGIN EXCLUSIVE … ROLLBACK`: with
+ * exclusive locking the file's exclusive lock is taken there and kept, so
+ * no other connection (another process, or a second open in this one)
+ * can change the file between this decision and the switch to WAL, and a
+ * second open racing this one is refused at once. The transaction only
+ * reads and is rolled back, not committed: on an empty file SQLite
+ * prepares a first page in memory as a write transaction begins, and a
+ * commit would write it. A file open will not take
+ * over throws here (`schemaReads`, `refuseNewer`); the returned version (0
+ * for an empty file) is the one the migration starts from, and decides
+ * whether a skipped open check runs anyway: a migration seals the rows it
+ * finds with checksums and links, so it must see all of them.
  */
-async function effectiveCheck(
-  db: SqliteDatabase,
-  location: string,
-  asked: OpenCheck,
-): Promise<OpenCheck> {
-  if (asked !== "none") return asked;
-  const version = await db.transaction((tx) => storedSchemaVersion(tx, location), {
-    readOnly: true,
-  });
-  return version < SCHEMA_VERSION ? "quick" : "none";
+async function decideOwnership(db: SqliteDatabase, location: string): Promise<number> {
+  await db.exec("BEGIN EXCLUSIVE");
+  let version: number;
+  try {
+    const reads = schemaReads(location);
+    let step = reads.next();
+    while (step.done !== true) step = reads.next(await db.all<Record<string, unknown>>(step.value));
+    version = step.value;
+    refuseNewer(version, location);
+  } catch (error) {
+    await db.exec("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+  await db.exec("ROLLBACK");
+  return version;
 }
 
 /**

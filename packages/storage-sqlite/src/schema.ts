@@ -174,17 +174,100 @@ export const MIGRATIONS: readonly Migration[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
 
-/** The schema version stored in an open database: 0 for an empty file. */
-export function storedSchemaVersion(db: SqliteStatements, location: string): number {
-  const tables = db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'");
-  if (tables.length === 0) return 0;
-  if (!tables.some((t) => t.name === "migrations"))
-    throw new StorageCorrupted(
-      `${location} is not a Durably SQLite storage: it has tables (${tables.map((t) => t.name).join(", ")}) but no migrations table`,
-      { file: location, table: "migrations" },
+/** A row of one of the reads `schemaReads` asks for. */
+type Row = Record<string, unknown>;
+
+/**
+ * The schema version stored in an open database, as a sequence of reads:
+ * it yields each statement's SQL, is given back its rows, and returns the
+ * version, so the same decision runs on a synchronous transaction
+ * (`storedSchemaVersion`) and on the facade's asynchronous calls (open's
+ * ownership decision). It only reads. 0 is an empty file (no schema
+ * objects at all, and a zero `application_id` and `user_version` in its
+ * header). Anything else that is not a Durably file (a file with other
+ * tables, a `migrations` table of another shape or without the versions
+ * Durably writes, an application id or user version set by another
+ * program) is refused with `StorageCorrupted` naming the file, so open
+ * never adopts a file it did not write.
+ */
+export function* schemaReads(location: string): Generator<string, number, Row[]> {
+  const foreign = (why: string, table?: string): StorageCorrupted =>
+    new StorageCorrupted(`${location} is not a Durably SQLite storage: ${why}`, {
+      file: location,
+      ...(table !== undefined ? { table } : {}),
+    });
+  const objects = (yield "SELECT type, name FROM sqlite_master") as {
+    type: string;
+    name: string;
+  }[];
+  if (objects.length === 0) {
+    const [header] =
+      yield "SELECT (SELECT application_id FROM pragma_application_id) AS application_id, (SELECT user_version FROM pragma_user_version) AS user_version";
+    const applicationId = Number(header?.application_id ?? 0);
+    const userVersion = Number(header?.user_version ?? 0);
+    if (applicationId !== 0 || userVersion !== 0)
+      throw foreign(
+        `it has no tables, but its header carries application_id ${applicationId} and user_version ${userVersion}, which Durably never sets`,
+      );
+    return 0;
+  }
+  const tables = objects.filter((o) => o.type === "table").map((o) => o.name);
+  if (!tables.includes("migrations"))
+    throw foreign(
+      tables.length > 0
+        ? `it has tables (${tables.join(", ")}) but no migrations table`
+        : `it has schema objects (${objects.map((o) => `${o.type} ${o.name}`).join(", ")}) but no tables`,
+      "migrations",
     );
-  const row = db.get<{ version: number | null }>("SELECT max(version) AS version FROM migrations");
-  return row?.version ?? 0;
+  const columns = (yield "SELECT name FROM pragma_table_info('migrations') ORDER BY cid").map((c) =>
+    String(c.name),
+  );
+  if (columns.join(",") !== "version,applied_at")
+    throw foreign(
+      `its migrations table has columns (${columns.join(", ")}), not Durably's (version, applied_at)`,
+      "migrations",
+    );
+  const [row] =
+    yield "SELECT min(version) AS low, max(version) AS high, count(*) AS count FROM migrations";
+  const low = row?.low;
+  const high = row?.high;
+  const count = Number(row?.count ?? 0);
+  // A newer release's versions are its own to judge (the caller refuses them as newer).
+  if (low === 1 && typeof high === "number" && Number.isSafeInteger(high) && high > SCHEMA_VERSION)
+    return high;
+  // The versions this package writes: version 1 and each later one, one row each.
+  if (
+    low !== 1 ||
+    typeof high !== "number" ||
+    !Number.isSafeInteger(high) ||
+    high - low + 1 !== count
+  )
+    throw foreign(
+      count === 0
+        ? "its migrations table is empty (a Durably file records version 1 in the transaction that creates it)"
+        : `its migrations table does not hold the versions Durably writes (1 up to the newest, one row each): ${count} rows, lowest ${String(low)}, highest ${String(high)}`,
+      "migrations",
+    );
+  return high;
+}
+
+/** `schemaReads` on a synchronous transaction. */
+export function storedSchemaVersion(db: SqliteStatements, location: string): number {
+  const reads = schemaReads(location);
+  let step = reads.next();
+  while (step.done !== true) step = reads.next(db.all<Row>(step.value));
+  return step.value;
+}
+
+/**
+ * Refuses a schema version this package cannot open: a file written by a
+ * newer release is refused with `StorageVersionError` rather than guessed at.
+ */
+export function refuseNewer(version: number, location: string): void {
+  if (version > SCHEMA_VERSION)
+    throw new StorageVersionError(
+      `${location} has schema version ${version}; this @durably/storage-sqlite understands versions up to ${SCHEMA_VERSION}. Upgrade the package to open it.`,
+    );
 }
 
 /**
@@ -198,10 +281,7 @@ export function migrate(
   target = SCHEMA_VERSION,
 ): { from: number; to: number } {
   const from = storedSchemaVersion(db, location);
-  if (from > SCHEMA_VERSION)
-    throw new StorageVersionError(
-      `${location} has schema version ${from}; this @durably/storage-sqlite understands versions up to ${SCHEMA_VERSION}. Upgrade the package to open it.`,
-    );
+  refuseNewer(from, location);
   const appliedAt = new Date().toISOString();
   for (const migration of MIGRATIONS) {
     if (migration.version <= from || migration.version > target) continue;
