@@ -76,7 +76,12 @@ function fromApiCall(error: APICallError, now: number): ModelError {
   const status = error.statusCode;
   const own = providerCode(error.data);
   const code = own ?? (status !== undefined ? `HTTP_${status}` : undefined);
-  const base = { message: error.message, ...(code !== undefined ? { code } : {}) };
+  // The AI SDK uses the status text when the body says nothing, and HTTP/2 has none: say the status.
+  const message =
+    error.message !== ""
+      ? error.message
+      : `HTTP ${status ?? "error"} with no message from the provider`;
+  const base = { message, ...(code !== undefined ? { code } : {}) };
   const wait = retryAfterMs(error.responseHeaders, now);
   const retryable = { ...(wait !== undefined ? { retryAfterMs: wait } : {}) };
   const refusal = status === undefined || (status >= 400 && status < 500 && status !== 429);

@@ -51,6 +51,19 @@ describe("aiSdkModel: provider errors, classified for the harness's retry", () =
     });
   });
 
+  it("a 429 with no message (an HTTP/2 response without a body has no status text) says its status", async () => {
+    expect(
+      await first(apiError(429, { message: "", responseHeaders: { "retry-after-ms": "20" } })),
+    ).toEqual({
+      type: "error",
+      message: "HTTP 429 with no message from the provider",
+      code: "HTTP_429",
+      kind: "transient",
+      retryable: true,
+      retryAfterMs: 20,
+    });
+  });
+
   it("reads Retry-After as an HTTP date, and retry-after-ms", async () => {
     const now = Date.parse("2026-01-01T00:00:00Z");
     expect(

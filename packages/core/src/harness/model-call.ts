@@ -102,6 +102,8 @@ export async function callModel(
           // Fields present as `undefined` are left out (they are not stored).
           for (const key of Object.keys(error) as (keyof ModelError)[])
             if (error[key] === undefined) delete error[key];
+          // Kept with its code, kind and retry hint; the stored reason says the message was empty.
+          if (error.message === "") error.message = "the model reported an error without a message";
           return { type: "error", draft, error };
         }
       }

@@ -110,8 +110,10 @@ export function eventProblem(event: unknown, callIds: ReadonlySet<string>): stri
         return `done.stopReason: ${described(e.stopReason)} is not a stop reason (${oneOf(STOP_REASONS)})`;
       return usageProblem(e.usage);
     case "error":
-      if (!nonEmptyString(e.message))
-        return `error.message: must be a non-empty string, got ${described(e.message)}`;
+      // An empty message is allowed: providers send one (an HTTP/2 error with no body has no
+      // status text), and refusing it would turn a retryable error into a final one.
+      if (typeof e.message !== "string")
+        return `error.message: must be a string, got ${described(e.message)}`;
       if (e.code !== undefined && typeof e.code !== "string")
         return `error.code: must be a string, got ${described(e.code)}`;
       if (e.retryable !== undefined && typeof e.retryable !== "boolean")

@@ -259,15 +259,21 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     before: ToolCheckpoint,
     attempt: number,
   ): Promise<never> {
-    await rt.commit(async (tx) => {
-      const live = await tx.doc(LiveDoc, rt.task.conversationId);
-      const slot = live.tools[String(rt.taskId)];
-      if (slot) {
-        slot.status = "pending";
-        slot.attempt = attempt - 1;
-      }
-      return before;
-    });
+    try {
+      await rt.commit(async (tx) => {
+        const live = await tx.doc(LiveDoc, rt.task.conversationId);
+        const slot = live.tools[String(rt.taskId)];
+        if (slot) {
+          slot.status = "pending";
+          slot.attempt = attempt - 1;
+        }
+        return before;
+      });
+    } catch (error) {
+      // Past the abort's grace period the scheduler gave up on this call and recorded its end:
+      // nothing is left to withdraw, and the give-up is what gets reported (as for a late result).
+      if (!(rt.signal.aborted && error instanceof TaskStateError)) throw error;
+    }
     throw rt.signal.reason;
   }
 
@@ -298,7 +304,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       return { phase: "running", attempt };
     });
     if (started.record.state.status === "terminal") return;
-    if (rt.signal.aborted) return withdraw(rt, before, attempt); // no hooks for a call that will not run
+    if (rt.signal.aborted) return withdraw(rt, before, attempt); // no hooks for a call whose abort has arrived
     const hooks = hooksFor?.(agent) ?? [];
     const failed = (error: ErrorInfo) =>
       rt.commit(() => ({ status: "terminal", outcome: { kind: "failed", error } }));
@@ -307,14 +313,18 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     const context = { conversationId, toolCallId: call.id, toolName: call.name, attempt };
     const verdict = await beforeTool(hooks, call, context);
     if (verdict && "error" in verdict) return void (await failed(verdict.error));
-    // The owner's abort reaches this task's signal soon (the scheduler marks owned tasks): wait for it, rather than run.
-    if (!verdict && !rt.signal.aborted && (await ownerAborting(rt))) await untilAborted(rt.signal);
+    // Last thing before `execute` (after the arguments are parsed, which may await): when the owner is
+    // aborting, its abort reaches this task's signal in a later commit (the scheduler marks owned
+    // tasks), so wait for it rather than run. Bounded: close and a session failure abort the signal too.
+    const abortOnItsWay = async (): Promise<void> => {
+      if (!rt.signal.aborted && (await ownerAborting(rt))) await untilAborted(rt.signal);
+    };
     const { api, output } = toolApi(session, rt, attempt, outputBound, deps.subagents);
     let called: ToolCallOutcome | typeof NOT_CALLED;
     try {
       called = verdict
         ? { message: errorResult(task.input, `blocked: ${verdict.block}`) }
-        : await callTool(tools, call, api);
+        : await callTool(tools, call, api, abortOnItsWay);
     } finally {
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
     }

@@ -124,7 +124,7 @@ describe("model port > a malformed event ends the call as a model failure, store
     [
       "an error event without a message",
       [{ type: "error" }],
-      "error.message: must be a non-empty string, got undefined",
+      "error.message: must be a string, got undefined",
     ],
     [
       "an error event with an unknown kind",
@@ -255,6 +255,33 @@ describe("model port > a malformed event ends the call as a model failure, store
       const root = await harness.root();
       expect(await (await root.submit({ type: "input", content: "q" })).answerText()).toBe("ok");
       expect(calls).toBe(2);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it("an error event with an empty message keeps its retry hint: retried, and a final one says it had no message", async () => {
+    // An HTTP/2 error without a body has no status text: providers report it with message "".
+    let calls = 0;
+    const model: Model = {
+      async *stream() {
+        calls += 1;
+        await Promise.resolve();
+        yield { type: "error", message: "", code: "HTTP_503", kind: "transient", retryable: true };
+      },
+    };
+    const harness = await Harness.open(new MemoryStorage(), {
+      model,
+      settings: { retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 2 } },
+    });
+    try {
+      const root = await harness.root();
+      const settled = await (await root.submit({ type: "input", content: "q" })).wait();
+      expect(calls).toBe(2); // retried, not ended as a malformed event
+      expect(settled).toMatchObject({ status: "unanswered", reason: "model-error" });
+      expect(JSON.stringify(settled)).toContain("the model reported an error without a message");
+      expect(JSON.stringify(settled)).toContain("HTTP_503");
+      expect(JSON.stringify(settled)).not.toContain("MALFORMED_EVENT");
     } finally {
       await harness.close();
     }
