@@ -1,5 +1,5 @@
 import { StorageLocked } from "@durably/core";
-import { errno } from "./node-fs.js";
+import { errno, nodeFs, nodePath, nodeProcess, type SyncFs, type SyncPath } from "./node-fs.js";
 
 /**
  * The LevelDB directories this process has open through `levelStore`, so a
@@ -36,20 +36,6 @@ export interface OwnerClaim {
   release(): void;
 }
 
-/** The `node:fs` and `node:path` functions the claims use. */
-interface ClaimFs {
-  realpathSync: { native(path: string): string };
-  statSync(path: string): { dev: number; ino: number; isDirectory(): boolean };
-}
-interface ClaimPath {
-  readonly sep: string;
-  isAbsolute(path: string): boolean;
-  join(...parts: string[]): string;
-  resolve(...parts: string[]): string;
-  dirname(path: string): string;
-  basename(path: string): string;
-}
-
 interface Holder {
   location: string;
   real: string;
@@ -68,22 +54,16 @@ function table(): Map<string, Holder> {
   return found;
 }
 
-interface NodeProcess {
-  getBuiltinModule?: (id: string) => unknown;
-  cwd(): string;
-  pid: number;
-}
-
 interface Node {
-  fs: ClaimFs;
-  path: ClaimPath;
-  process: NodeProcess;
+  fs: SyncFs;
+  path: SyncPath;
+  process: NonNullable<ReturnType<typeof nodeProcess>>;
 }
 
 function builtins(): Node | undefined {
-  const process = (globalThis as { process?: NodeProcess }).process;
-  const fs = process?.getBuiltinModule?.("node:fs") as ClaimFs | undefined;
-  const path = process?.getBuiltinModule?.("node:path") as ClaimPath | undefined;
+  const process = nodeProcess();
+  const fs = nodeFs();
+  const path = nodePath();
   return process === undefined || fs === undefined || path === undefined
     ? undefined
     : { fs, path, process };
@@ -113,7 +93,7 @@ function realPath({ fs, path, process }: Node, location: string): string {
 }
 
 /** `dev:ino` of the directory at `real`, when it is one. */
-function inodeKey(fs: ClaimFs, real: string): string | undefined {
+function inodeKey(fs: SyncFs, real: string): string | undefined {
   try {
     const stats = fs.statSync(real);
     return stats.isDirectory() ? `inode ${stats.dev}:${stats.ino}` : undefined;

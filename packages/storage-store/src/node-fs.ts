@@ -14,6 +14,7 @@ export interface Stats {
   size: number;
   ino: number;
   dev: number;
+  isDirectory(): boolean;
 }
 
 export interface SyncFs {
@@ -31,6 +32,7 @@ export interface SyncFs {
   fstatSync(fd: number): Stats;
   closeSync(fd: number): void;
   statSync(path: string): Stats;
+  realpathSync: { native(path: string): string };
   mkdirSync(path: string): void;
   linkSync(existing: string, created: string): void;
   copyFileSync(from: string, to: string): void;
@@ -38,10 +40,33 @@ export interface SyncFs {
   rmdirSync(path: string): void;
 }
 
+/** The `node:path` functions the package uses. */
+export interface SyncPath {
+  readonly sep: string;
+  isAbsolute(path: string): boolean;
+  join(...parts: string[]): string;
+  resolve(...parts: string[]): string;
+  dirname(path: string): string;
+  basename(path: string): string;
+}
+
+interface NodeProcess {
+  getBuiltinModule?: (id: string) => unknown;
+  cwd(): string;
+  pid: number;
+}
+
+/** This process, where there is one (not in a browser). */
+export function nodeProcess(): NodeProcess | undefined {
+  return (globalThis as { process?: NodeProcess }).process;
+}
+
 export function nodeFs(): SyncFs | undefined {
-  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } })
-    .process;
-  return process?.getBuiltinModule?.("node:fs") as SyncFs | undefined;
+  return nodeProcess()?.getBuiltinModule?.("node:fs") as SyncFs | undefined;
+}
+
+export function nodePath(): SyncPath | undefined {
+  return nodeProcess()?.getBuiltinModule?.("node:path") as SyncPath | undefined;
 }
 
 /** The `code` of a Node system error (`ENOENT`, `EIO`...). */

@@ -6,6 +6,7 @@ import type { ModelSettings } from "./model.js";
 import { DEFAULT_MODEL, type RegisteredModel } from "./models.js";
 import { UNKNOWN_HOOKS, type Hooks } from "./hooks.js";
 import type { Tool } from "./tool.js";
+import { checkKeys } from "./option-keys.js";
 
 /** The `code` of the failure a run ends with when its model is not registered (reason `unknown-model`). */
 export const UNKNOWN_MODEL = "UNKNOWN_MODEL";
@@ -76,12 +77,7 @@ export function checkAgentConfig(
 ): AgentChange {
   if (typeof input !== "object" || input === null || Array.isArray(input))
     throw new TypeError("configure: the configuration must be an object");
-  const c = input as Record<string, unknown>;
-  for (const key of Object.keys(c))
-    if (!CONFIG_FIELDS.includes(key))
-      throw new TypeError(
-        `configure: ${key} is not a configuration field (${CONFIG_FIELDS.join(", ")})`,
-      );
+  const c = checkKeys(input, CONFIG_FIELDS, "configure", { what: "a configuration field" });
   const out: AgentChange = {};
   if (c.model !== undefined) {
     if (c.model !== null && (typeof c.model !== "string" || !registry.models.has(c.model)))

@@ -4,6 +4,7 @@ import type { SubmissionRecord, ToolCallPart } from "../domain/records.js";
 import type { Transaction } from "../session/transaction.js";
 import { ApprovalNotPending } from "./errors.js";
 import { LiveDoc, type LiveState } from "./live.js";
+import { checkKeys } from "./option-keys.js";
 import type { Tool } from "./tool.js";
 import { parseArguments } from "./tool-call.js";
 import type { ToolCheckpoint } from "./tool-task.js";
@@ -57,10 +58,7 @@ export function checkApproval(toolCallId: unknown, input: unknown): ApprovalInpu
     throw new TypeError(
       "approve: the decision must be an object { approved, reason?, requestId? }",
     );
-  const i = input as Record<string, unknown>;
-  for (const key of Object.keys(i))
-    if (!FIELDS.includes(key))
-      throw new TypeError(`approve: ${key} is not a decision field (${FIELDS.join(", ")})`);
+  const i = checkKeys(input, FIELDS, "approve", { what: "a decision field" });
   if (typeof i.approved !== "boolean")
     throw new TypeError(
       `approve: approved must be true or false, got ${JSON.stringify(i.approved)}`,
