@@ -57,7 +57,8 @@ export class Conversation {
    * an input with `whenBusy: "steer"` goes into the running answer at its
    * next model call (after the current tool results) and settles with it.
    * With a `requestId`, a retried submit returns the existing submission
-   * (the content must match). Starts the scheduler.
+   * (its type and content must match; `model` and `whenBusy` are not
+   * compared). Starts the scheduler.
    */
   async submit(input: SubmitInput, options?: CallOptions): Promise<Submission> {
     const checked = checkSubmit(input, this.harness.modelNames);

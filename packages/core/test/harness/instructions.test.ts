@@ -111,6 +111,40 @@ describe("models by name", () => {
     }
   });
 
+  it("a retried requestId naming another model returns the first submission, answered by its model", async () => {
+    const main = new ScriptedModel([{ text: "from default" }]);
+    const fast = new ScriptedModel([]);
+    const harness = await Harness.open(new MemoryStorage(), { models: { default: main, fast } });
+    try {
+      const root = await harness.root();
+      const first = await root.submit({ type: "input", content: "a", requestId: "r1" });
+      const retried = await root.submit({
+        type: "input",
+        content: "a",
+        model: "fast",
+        requestId: "r1",
+      });
+      expect(retried.id).toBe(first.id);
+      expect((await retried.wait()).status).toBe("done");
+      // after the first answer ended, too: the model is not compared
+      const late = await root.submit({
+        type: "input",
+        content: "a",
+        model: "fast",
+        requestId: "r1",
+      });
+      expect(late.id).toBe(first.id);
+      expect(main.requests).toHaveLength(1);
+      expect(fast.requests).toHaveLength(0);
+      expect((await root.entries()).map((e) => e.kind)).toEqual([
+        "durably.user",
+        "durably.assistant",
+      ]);
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("refuses an unknown model name at submit, storing nothing", async () => {
     const harness = await Harness.open(new MemoryStorage(), { model: new ScriptedModel([]) });
     try {
