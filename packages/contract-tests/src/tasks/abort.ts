@@ -1,5 +1,5 @@
 import { taskScenario, type TaskRuleGroup } from "./api.js";
-import { Fanout, Spawner } from "./definitions.js";
+import { Fanout, Nest, Spawner } from "./definitions.js";
 import { gateName, openGate } from "./gates.js";
 import {
   aborted,
@@ -48,6 +48,55 @@ export const abortAndCompleting: TaskRuleGroup = {
             `child ${child.id} ended (${child.endedAt}) before its owner (${owner.endedAt})`,
           );
         }
+        await shutDown(scheduler, session);
+      },
+    ),
+    taskScenario(
+      "abortTask marks the task and every live task it owns, at all depths, in its one commit: when it resolves, child and grandchild are stored abort-marked; they end aborted, deepest first",
+      async ({ open, check }) => {
+        const { session, scheduler } = await open();
+        const gate = gateName("nest");
+        const top = await createTask(session, Nest, { depth: 2, gate });
+        const child = await spawnedChild(session, top);
+        const grandchild = await spawnedChild(session, child);
+        await untilStatus(session, grandchild, "running", `grandchild ${grandchild} runs`);
+        const markedAt = new Map<number, number>();
+        session.subscribeCommits((event) => {
+          for (const write of event.writes)
+            if (
+              write.type === "task" &&
+              write.value.abortRequested &&
+              !markedAt.has(write.value.id)
+            )
+              markedAt.set(write.value.id, event.seq);
+        });
+        check.same(await scheduler.abortTask(top), true, `abortTask(${top})`);
+        for (const id of [child, grandchild])
+          check.same(
+            (await stored(session, id)).abortRequested,
+            true,
+            `owned task ${id} is stored abort-marked when abortTask(${top}) resolves`,
+          );
+        const seqs = [top, child, grandchild].map((id) => markedAt.get(id));
+        check.ok(seqs[0] !== undefined, `the abort mark of task ${top} was seen committed`);
+        check.equal(
+          seqs,
+          [seqs[0], seqs[0], seqs[0]],
+          `the commit seq of each abort mark (task ${top}, ${child}, ${grandchild})`,
+        );
+        await scheduler.waitForIdle();
+        const ended: number[] = [];
+        for (const id of [grandchild, child, top]) {
+          const task = await stored(session, id);
+          check.equal(task.state, aborted(`nest ${id} aborted`), `task ${id} final state`);
+          ended.push(task.endedAt as number);
+        }
+        check.equal(
+          ended,
+          [...ended].sort((a, b) => a - b),
+          "endedAt of grandchild, child, task",
+        );
+        openGate(gate);
         await shutDown(scheduler, session);
       },
     ),

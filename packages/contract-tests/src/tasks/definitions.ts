@@ -5,6 +5,7 @@ import {
   type Json,
   type TaskAbortHandler,
   type TaskCheckpoint,
+  type TaskDefinition,
   type TaskId,
   type WaitPolicy,
 } from "@durably/core";
@@ -288,4 +289,39 @@ export const Spawner = defineTask({
   abort: recordingAbort("spawner aborted"),
 });
 
-export const DEFINITIONS = [Steps, Leaf, Fanout, Held, Waiter, Awaiter, Spawner];
+type NestInput = { depth: number; gate: string };
+type NestCheckpoint = NestInput & { phase: string };
+
+/**
+ * Holds at gate `input.gate` until the scenario opens it (or rt.signal
+ * aborts), then completes. With `depth` above 0 it first creates a Nest one
+ * level shallower, owned by it, holding at the same gate: a chain of live
+ * owned tasks `depth` below it. (Typed by hand: it creates tasks of its own
+ * kind, which inference cannot follow.)
+ */
+export const Nest: TaskDefinition<NestInput, NestCheckpoint> = defineTask({
+  name: "conformance.nest",
+  version: 1,
+  initial: (input: NestInput) => ({ phase: "spawn", ...input }),
+  phases: {
+    spawn: async (task, rt) => {
+      await rt.commit(async (tx) => {
+        const { depth, gate } = task.checkpoint;
+        if (depth > 0)
+          await tx.createTask(
+            Nest,
+            { depth: depth - 1, gate },
+            { ownership: { kind: "task", taskId: task.id } },
+          );
+        return { ...task.checkpoint, phase: "hold" };
+      });
+    },
+    hold: async (task, rt) => {
+      const value = await holdAt(task.checkpoint.gate, rt.signal);
+      await rt.commit(() => ({ status: "terminal", outcome: { kind: "completed", value } }));
+    },
+  },
+  abort: (task) => `nest ${task.id} aborted`,
+});
+
+export const DEFINITIONS = [Steps, Leaf, Fanout, Held, Waiter, Awaiter, Spawner, Nest];

@@ -4,7 +4,7 @@ import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
 import { memoEntry } from "../tasks/memo.js";
-import { LiveDoc } from "./live.js";
+import { LiveDoc, type LiveToolSlot } from "./live.js";
 import { ProgressWriter } from "./progress.js";
 import type { ToolApi, ToolCommitOptions } from "./tool.js";
 import { appendBounded, type ToolOutputBound } from "./tool-output.js";
@@ -23,6 +23,17 @@ function checkKey(key: unknown, what: string): string {
   return key;
 }
 
+/** Whether a slot shows output (the newest part, or a cut of earlier parts). */
+export const holdsOutput = (slot: LiveToolSlot): boolean =>
+  slot.output !== "" || slot.outputCut !== undefined;
+
+/** Makes `attempt` the slot's attempt, with no output yet. */
+function startAttempt(slot: LiveToolSlot, attempt: number): void {
+  if (slot.attempt !== attempt) slot.attempt = attempt;
+  if (slot.output !== "") slot.output = "";
+  if (slot.outputCut) delete slot.outputCut;
+}
+
 /** A tool call's `api` and the writer behind `api.output` (the caller settles it when the call ends). */
 export function toolApi(
   session: Session,
@@ -34,10 +45,16 @@ export function toolApi(
   const task = rt.task;
   const key = String(task.id);
   const conversationId = task.conversationId;
+  // A safe rerun's slot keeps the crashed attempt's number and output until the rerun writes (see
+  // `createToolTask`): the first write replaces both, in the commit that stores the new output, so
+  // the slot always shows one attempt's output with that attempt's number (which streams rely on).
+  let written = false;
   const output = new ProgressWriter<string>(session, async (tx, texts) => {
     const live = await tx.doc(LiveDoc, conversationId);
     const slot = live.tools[key];
     if (!slot) return;
+    if (!written) startAttempt(slot, attempt);
+    written = true;
     const next = appendBounded(slot.output, slot.outputCut, texts.join(""), bound);
     slot.output = next.output;
     if (next.cut && next.cut.chars !== slot.outputCut?.chars) slot.outputCut = next.cut;

@@ -19,7 +19,7 @@ import {
 import { toolResultEntry } from "./entries.js";
 import { LiveDoc, type LiveToolSlot } from "./live.js";
 import type { Tool } from "./tool.js";
-import { toolApi } from "./tool-api.js";
+import { holdsOutput, toolApi } from "./tool-api.js";
 import type { SubagentDeps } from "./subagent.js";
 import { callTool, NOT_CALLED, type ToolCallOutcome } from "./tool-call.js";
 import { boundedOutputText, type ToolOutputBound } from "./tool-output.js";
@@ -88,9 +88,10 @@ type ToolRuntime = TaskRuntime<ToolTaskInput, ToolCheckpoint>;
 
 /**
  * Whether an abort is on its way to the task: a task up its owner chain
- * (its generation, a subagent's tool) is aborting. The scheduler marks the
- * owned tasks in a later commit, so `rt.signal` may not have aborted yet
- * although `conversation.abort()` has already resolved.
+ * (its generation, a subagent's tool) is aborting. `abortTask` marks the
+ * owned tasks in its own commit, but an owner that ends failed (or a task
+ * created after the abort) has its owned tasks marked by the scheduler a
+ * commit later, so `rt.signal` may not have aborted yet.
  */
 async function ownerAborting(rt: ToolRuntime): Promise<boolean> {
   for (let owner = rt.task.owner; owner !== undefined;) {
@@ -250,14 +251,16 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
   /**
    * The abort (or a close) came before `execute` was called: the intent
    * commit is withdrawn (the checkpoint before it, the slot `pending` with
-   * its earlier attempt), and the phase ends with the abort reason. So an
-   * abort records that the tool did not run, and a close leaves the call to
-   * run at the next open instead of counting as interrupted.
+   * `slotAttempt`, its attempt before; its output, which only `execute`
+   * writes, is as it was), and the phase ends with the abort reason. So an
+   * abort records that the tool did not run (with the output of an attempt
+   * a crash cut short), and a close leaves the call to run at the next open
+   * instead of counting as interrupted.
    */
   async function withdraw(
     rt: ToolRuntime,
     before: ToolCheckpoint,
-    attempt: number,
+    slotAttempt: number,
   ): Promise<never> {
     try {
       await rt.commit(async (tx) => {
@@ -265,7 +268,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
         const slot = live.tools[String(rt.taskId)];
         if (slot) {
           slot.status = "pending";
-          slot.attempt = attempt - 1;
+          if (slot.attempt !== slotAttempt) slot.attempt = slotAttempt;
         }
         return before;
       });
@@ -284,6 +287,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     const conversationId = task.conversationId;
     // Read outside the commit: opening a document in a commit creates it, and most conversations have none.
     const agent = (await session.snapshot(AgentDoc, conversationId)) ?? {};
+    let slotAttempt = 0; // the slot's attempt before the intent commit, which a withdrawal puts back
     const started = await rt.commit(async (tx) => {
       if (agent.tools !== undefined && !agent.tools.includes(task.input.toolName))
         return {
@@ -296,15 +300,19 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       const live = await tx.doc(LiveDoc, conversationId);
       const slot = live.tools[key];
       if (slot) {
+        slotAttempt = slot.attempt;
         slot.status = "running";
-        slot.attempt = attempt;
-        if (slot.output !== "") slot.output = ""; // a rerun starts its output afresh
-        if (slot.outputCut) delete slot.outputCut;
+        // A crashed attempt's output stays until this attempt writes its own (`toolApi` replaces it
+        // then), so a rerun withdrawn before `execute`, or killed before it writes, still reports
+        // the output recorded so far: cleared here, a crash right after this commit would lose it
+        // for good. The slot's attempt moves with its output (a stream restarts a call's output
+        // when the attempt changes), so it says whose output the slot shows.
+        if (!holdsOutput(slot)) slot.attempt = attempt;
       }
       return { phase: "running", attempt };
     });
     if (started.record.state.status === "terminal") return;
-    if (rt.signal.aborted) return withdraw(rt, before, attempt); // no hooks for a call whose abort has arrived
+    if (rt.signal.aborted) return withdraw(rt, before, slotAttempt); // no hooks for a call whose abort has arrived
     const hooks = hooksFor?.(agent) ?? [];
     const failed = (error: ErrorInfo) =>
       rt.commit(() => ({ status: "terminal", outcome: { kind: "failed", error } }));
@@ -314,8 +322,8 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     const verdict = await beforeTool(hooks, call, context);
     if (verdict && "error" in verdict) return void (await failed(verdict.error));
     // Last thing before `execute` (after the arguments are parsed, which may await): when the owner is
-    // aborting, its abort reaches this task's signal in a later commit (the scheduler marks owned
-    // tasks), so wait for it rather than run. Bounded: close and a session failure abort the signal too.
+    // aborting, its abort may reach this task's signal a commit later (`ownerAborting`), so wait for
+    // it rather than run. Bounded: close and a session failure abort the signal too.
     const abortOnItsWay = async (): Promise<void> => {
       if (!rt.signal.aborted && (await ownerAborting(rt))) await untilAborted(rt.signal);
     };
@@ -329,7 +337,7 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
     }
     // Aborted before `execute` would be called (while the hooks ran, or the owner's abort arrived): it was not.
-    if (called === NOT_CALLED) return withdraw(rt, before, attempt);
+    if (called === NOT_CALLED) return withdraw(rt, before, slotAttempt);
     let outcome = called;
     if (!verdict) {
       const after = await afterTool(hooks, call, outcome, context);

@@ -78,6 +78,8 @@ export class Scheduler {
   private readonly runnable = new Set<number>();
   private reserving = 0;
   private readonly stuck = new Map<number, string>();
+  /** Owners whose commit marking their owned tasks failed: it is not retried (it would fail the same way). */
+  private readonly unmarkable = new Set<number>();
   private readonly work = new Set<Promise<unknown>>();
   private readonly waits = new TerminalWaiters();
   /** Seq of the commit that stored each live `waiting` state (0: loaded at start). */
@@ -151,6 +153,7 @@ export class Scheduler {
     this.failure = undefined;
     this.index = new TaskIndex();
     this.stuck.clear();
+    this.unmarkable.clear();
     this.waitSeq.clear();
     this.newWaits.clear();
     const early: CommitEvent[] = [];
@@ -227,14 +230,15 @@ export class Scheduler {
   // ---- public operations --------------------------------------------------
 
   /**
-   * Requests abort (durably: `abortRequested`). A running phase sees
-   * `rt.signal` abort; owned live tasks are aborted first; then the
-   * definition's `abort` handler runs and the task ends `aborted`. A task
-   * already `completing` keeps its outcome (its work is done; its owned tasks
-   * are aborted). A task this process has no code for (its kind is not
-   * registered, or it is stored at a newer version) ends `orphaned` with the
-   * reason once it owns no live task, running none of its code. Resolves
-   * false when the task is already terminal.
+   * Requests abort (durably: `abortRequested`), in one commit, for the task
+   * and every live task it owns, at all depths: once this resolves each of
+   * their running phases has seen `rt.signal` abort. Owned live tasks end
+   * first; then the definition's `abort` handler runs and the task ends
+   * `aborted`. A task already `completing` keeps its outcome (its work is
+   * done; its owned tasks are aborted). A task this process has no code for
+   * (its kind is not registered, or it is stored at a newer version) ends
+   * `orphaned` with the reason once it owns no live task, running none of
+   * its code. Resolves false when the task is already terminal.
    */
   async abortTask(id: TaskId, options?: CallOptions): Promise<boolean> {
     return this.session.commit((tx) => abortIn(tx, id, this.definitions, this.stamp), options);
@@ -407,19 +411,22 @@ export class Scheduler {
   /** Decides what a task needs next, from the index; the commit it starts re-checks everything. */
   private evaluate(id: number): void {
     const task = this.index.get(id);
-    if (!task || this.stuck.has(id)) return;
+    if (!task) return;
     if (this.inFlight.has(id)) {
       this.recheck.add(id);
       return;
     }
-    if (
-      propagatesAbort(task) &&
-      this.index.liveChildIds(id).some((child) => this.index.get(child)?.abortRequested === false)
-    ) {
-      void this.transition(id as TaskId, (tx) => markChildrenIn(tx, id as TaskId));
+    if (this.mustMarkChildren(task)) {
+      void this.transition(
+        id as TaskId,
+        (tx) => markChildrenIn(tx, id as TaskId),
+        undefined,
+        () => this.unmarkable.add(id),
+      );
       return;
     }
-    if (this.runs.has(id)) return;
+    // A held task still passes its abort on (above), but nothing else moves it; a run moves its own.
+    if (this.stuck.has(id) || this.runs.has(id)) return;
     const drained = !this.index.hasLiveChildren(id);
     if (
       task.abortRequested &&
@@ -453,6 +460,20 @@ export class Scheduler {
       default:
         break;
     }
+  }
+
+  /**
+   * Whether the task propagates abort to live owned tasks not marked yet.
+   * Held (stuck) tasks too: their owned tasks must not run on unaborted.
+   */
+  private mustMarkChildren(task: TaskRecord): boolean {
+    return (
+      propagatesAbort(task) &&
+      !this.unmarkable.has(task.id) &&
+      this.index
+        .liveChildIds(task.id)
+        .some((child) => this.index.get(child)?.abortRequested === false)
+    );
   }
 
   /**
@@ -491,18 +512,25 @@ export class Scheduler {
     return true;
   }
 
-  /** Runs one scheduler commit for a task, at most one at a time per task. */
+  /**
+   * Runs one scheduler commit for a task, at most one at a time per task.
+   * `after` gets the commit's value; `failed` is told when it failed.
+   */
   private transition<T>(
     id: TaskId,
     body: (tx: Transaction) => Promise<T>,
     after?: (value: T) => void,
+    failed?: () => void,
   ): Promise<void> {
     this.inFlight.add(id);
     const done = this.session
       .commit(body)
       .then(
         (value) => after?.(value),
-        (error: unknown) => this.transitionFailed(id, error),
+        (error: unknown) => {
+          failed?.();
+          this.transitionFailed(id, error);
+        },
       )
       .finally(() => {
         this.inFlight.delete(id);

@@ -40,6 +40,22 @@ export async function liveChildren(
   return out;
 }
 
+/**
+ * Every live task below `owner` through owner links, at all depths (owned
+ * tasks of its owned tasks, and so on), owners before their tasks. A table
+ * read, like `liveChildren`. Only live tasks are descended into: a terminal
+ * task owns a live task only when one was created for it after it ended,
+ * and that one ends orphaned without running.
+ */
+export async function liveOwnedTree(tx: Transaction, owner: TaskId): Promise<TaskRecord[]> {
+  const tree = await liveChildren(tx, owner);
+  // Breadth first: the loop reads the tasks it appends. Owner links cannot
+  // cycle (an owner exists before the tasks it owns), so this ends.
+  for (let i = 0; i < tree.length; i++)
+    tree.push(...(await liveChildren(tx, (tree[i] as TaskRecord).id)));
+  return tree;
+}
+
 /** Reads the clock for a stamp: `what` names the field ("startedAt", "endedAt"). */
 export type Stamp = (taskId: TaskId, what: string) => number;
 
@@ -211,12 +227,16 @@ export function missingCode(
 
 /**
  * `abortTask`'s commit. Resolves false for a terminal task. Otherwise it
- * marks `abortRequested`; a task whose code this process does not have
- * (`missingCode`) and that owns no live task ends at once instead,
- * `orphaned` with the reason, without running any of its code (a
- * registered older definition's `onTerminal` still runs: it is the only
- * cleanup there is). A `completing` task is only marked: it keeps its
- * outcome.
+ * marks `abortRequested` on the task and on every live task it owns, at all
+ * depths (`liveOwnedTree`), in this one commit: once it is stored every one
+ * of them is durably aborting and the scheduler aborts their running
+ * phases' signals, with no scheduler commit per level in between. The
+ * order of the abort handlers is the scheduler's (owned tasks first). A task
+ * whose code this process does not have (`missingCode`) and that owns no
+ * live task ends at once instead, `orphaned` with the reason, without
+ * running any of its code (a registered older definition's `onTerminal`
+ * still runs: it is the only cleanup there is). A `completing` task is only
+ * marked: it keeps its outcome.
  */
 export async function abortIn(
   tx: Transaction,
@@ -227,8 +247,11 @@ export async function abortIn(
   const task = await tx.task(id);
   if (!task) throw new UnknownRecord(`abortTask: task ${id} does not exist`);
   if (task.state.status === "terminal") return false;
-  if ((await orphanIn(tx, task, definitions, stamp)) === null && !task.abortRequested)
-    await tx.putTask({ ...task, abortRequested: true });
+  // orphanIn writes only when it ends the task; otherwise table reads may go on.
+  if ((await orphanIn(tx, task, definitions, stamp)) !== null) return true;
+  const owned = await liveOwnedTree(tx, id);
+  for (const record of [task, ...owned])
+    if (!record.abortRequested) await tx.putTask({ ...record, abortRequested: true });
   return true;
 }
 
@@ -269,7 +292,12 @@ export function propagatesAbort(task: TaskRecord): boolean {
   );
 }
 
-/** Marks `abortRequested` on the live owned tasks of a task that propagates abort. Returns how many. */
+/**
+ * Marks `abortRequested` on the live owned tasks of a task that propagates
+ * abort. Returns how many. `abortIn` marks a whole subtree itself; this is
+ * the scheduler's pass for an owner that ended other than completed, for
+ * tasks created after the abort, and for marks an older version left undone.
+ */
 export async function markChildrenIn(tx: Transaction, id: TaskId): Promise<number> {
   const task = await tx.task(id);
   if (!task || !propagatesAbort(task)) return 0;

@@ -1,0 +1,244 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { defineTask, type TaskId, type TaskToken } from "../../src/index.js";
+import { ROOT, create, openTasks, outcomeOf, taskOf, type TaskWorld } from "./support.js";
+
+// Each test opens a new storage, so task ids repeat across tests: both are reset per test.
+/** The signal of each task's holding phase, by task id. */
+const signals = new Map<number, AbortSignal>();
+/** Abort handlers in the order they ran. */
+const handlers: number[] = [];
+
+beforeEach(() => {
+  signals.clear();
+  handlers.length = 0;
+});
+
+/**
+ * Holds in its phase until its signal aborts. With `owned`, it first creates
+ * one task of that kind, owned by it: stacked, they make a live owned tree.
+ */
+function holder(name: string, owned?: TaskToken<null>) {
+  return defineTask({
+    name,
+    version: 1,
+    initial: () => ({ phase: owned ? "spawn" : "hold" }),
+    phases: {
+      spawn: async (task, rt) => {
+        await rt.commit(async (tx) => {
+          if (owned)
+            await tx.createTask(owned, null, { ownership: { kind: "task", taskId: task.id } });
+          return { phase: "hold" };
+        });
+      },
+      hold: async (task, rt) => {
+        signals.set(task.id, rt.signal);
+        await rt.sleep(60_000); // rejects when rt.signal aborts
+      },
+    },
+    abort: (task) => {
+      handlers.push(task.id);
+      return "compensated";
+    },
+  });
+}
+const Leaf = holder("t.leaf");
+const Middle = holder("t.middle", Leaf);
+const Top = holder("t.top", Middle);
+
+/** Never runs a phase: its `ready()` throws, so the scheduler holds it (reported blocked). */
+const HeldOwner = defineTask({
+  name: "t.held-owner",
+  version: 1,
+  initial: () => ({ phase: "run" }),
+  ready: () => {
+    throw new RangeError("no verdict");
+  },
+  phases: {
+    run: () => {
+      throw new Error("never run: the task is held");
+    },
+  },
+  abort: () => "owner aborted",
+});
+const HELD = "its definition's ready() threw: RangeError: no verdict";
+
+async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+async function ownedTask(w: TaskWorld, owner: TaskId): Promise<TaskId> {
+  const [task] = (await w.session.read.scanTasks({ owner }, 10)).items;
+  if (!task) throw new Error(`task ${owner} owns no task`);
+  return task.id;
+}
+
+/** Creates a Leaf owned by `owner`; `arm` runs inside that commit, once the Leaf is written. */
+function createOwned(w: TaskWorld, owner: TaskId, arm?: () => void): Promise<TaskId> {
+  return w.session.commit(async (tx) => {
+    const id = await tx.createTask(Leaf, null, { ownership: { kind: "task", taskId: owner } });
+    arm?.();
+    return id;
+  });
+}
+
+/** A HeldOwner and a Leaf it owns, made in one commit: the owner is held, the Leaf runs. */
+async function heldOwnerWithChild(w: TaskWorld): Promise<[TaskId, TaskId]> {
+  const [owner, child] = await w.session.commit(async (tx) => {
+    const id = await tx.createTask(HeldOwner, null, {
+      ownership: { kind: "ownerless" },
+      conversationId: ROOT,
+    });
+    return [id, await tx.createTask(Leaf, null, { ownership: { kind: "task", taskId: id } })];
+  });
+  await until("the child holds", () => signals.has(child));
+  expect(blocked(w)).toEqual([[owner, HELD]]);
+  return [owner, child];
+}
+
+/** A HeldOwner, held by the scheduler (its `ready()` threw), then aborted. */
+async function heldAbortedOwner(w: TaskWorld): Promise<TaskId> {
+  const owner = await create(w.session, HeldOwner, null);
+  await w.scheduler.waitForIdle();
+  expect(await w.scheduler.abortTask(owner)).toBe(true);
+  return owner;
+}
+
+function blocked(w: TaskWorld): [number, string | undefined][] {
+  return w.scheduler.inspect().blocked.map((t) => [t.id, t.blocked]);
+}
+
+describe("tasks > abort marks the live owned tasks", () => {
+  it("abortTask marks the task, its child and its grandchild in one commit: when it resolves their records are marked and their signals aborted", async () => {
+    const w = await openTasks([Top, Middle, Leaf]);
+    try {
+      const top = await create(w.session, Top, null);
+      await until("the three tasks hold", () => signals.size === 3);
+      const middle = await ownedTask(w, top);
+      const leaf = await ownedTask(w, middle);
+      const markedAt = new Map<number, number>();
+      w.session.subscribeCommits((event) => {
+        for (const write of event.writes)
+          if (write.type === "task" && write.value.abortRequested && !markedAt.has(write.value.id))
+            markedAt.set(write.value.id, event.seq);
+      });
+
+      expect(await w.scheduler.abortTask(top)).toBe(true);
+      expect([top, middle, leaf].map((id) => signals.get(id)?.aborted)).toEqual([true, true, true]);
+      for (const id of [middle, leaf])
+        expect((await taskOf(w.session, id)).abortRequested).toBe(true);
+      const seq = markedAt.get(top); // the abort's commit
+      expect(seq).toBeTypeOf("number");
+      expect([middle, leaf].map((id) => markedAt.get(id))).toEqual([seq, seq]);
+
+      await w.scheduler.waitForIdle();
+      expect(handlers).toEqual([leaf, middle, top]); // owned tasks end first
+      const ended: number[] = [];
+      for (const id of [leaf, middle, top]) {
+        const task = await taskOf(w.session, id);
+        expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "compensated" });
+        ended.push(task.endedAt as number);
+      }
+      expect(ended).toEqual([...ended].sort((a, b) => a - b));
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("a held owner (its ready() threw) that is aborted passes the abort on: its running child's signal aborts and the child ends aborted; the owner stays held", async () => {
+    const w = await openTasks([HeldOwner, Leaf]);
+    try {
+      const [owner, child] = await heldOwnerWithChild(w);
+      expect(await w.scheduler.abortTask(owner)).toBe(true);
+      expect(signals.get(child)?.aborted).toBe(true);
+      await w.scheduler.waitForIdle();
+      expect(outcomeOf(await taskOf(w.session, child))).toEqual({
+        kind: "aborted",
+        reason: "compensated",
+      });
+      expect(await taskOf(w.session, owner)).toMatchObject({
+        abortRequested: true,
+        state: { status: "pending" },
+      });
+      expect(blocked(w)).toEqual([[owner, HELD]]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("a task created for a held owner after its abort is abort-marked by the scheduler and ends aborted", async () => {
+    const w = await openTasks([HeldOwner, Leaf]);
+    try {
+      const owner = await heldAbortedOwner(w);
+      const late = await createOwned(w, owner);
+      await until(
+        "the late task ends",
+        async () => outcomeOf(await taskOf(w.session, late)) !== undefined,
+      );
+      const task = await taskOf(w.session, late);
+      expect(task.abortRequested).toBe(true);
+      expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "compensated" });
+      expect(blocked(w)).toEqual([[owner, HELD]]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("a held owner whose abort mark was stored without its owned tasks' marks (as an older version did) has them marked by the scheduler: its running child's signal aborts", async () => {
+    const w = await openTasks([HeldOwner, Leaf]);
+    try {
+      const [owner, child] = await heldOwnerWithChild(w);
+      await w.session.commit(async (tx) => {
+        const task = await tx.task(owner);
+        if (task) await tx.putTask({ ...task, abortRequested: true });
+      });
+      await until("the child's signal aborts", () => signals.get(child)?.aborted === true);
+      await w.scheduler.waitForIdle();
+      const task = await taskOf(w.session, child);
+      expect(task.abortRequested).toBe(true);
+      expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "compensated" });
+      expect(blocked(w)).toEqual([[owner, HELD]]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("a held owner whose marking commit failed is not retried (it would fail the same way); the next start marks its tasks", async () => {
+    const w = await openTasks([HeldOwner, Leaf]);
+    const refused = new Error("scan refused");
+    const owner = await heldAbortedOwner(w);
+    // Armed inside the creating commit: the scheduler's marking commit is the next task scan.
+    const first = await createOwned(w, owner, () => {
+      w.storage.readFault = { name: "scanTasks", error: refused };
+    });
+    await until("the first late task holds", () => signals.has(first));
+    const second = await createOwned(w, owner); // the owner is looked at again
+    await until("the second late task holds", () => signals.has(second));
+    expect(w.errors.filter((error) => error === refused)).toHaveLength(1);
+    expect(blocked(w)).toEqual([[owner, "a scheduler commit failed: Error: scan refused"]]);
+    for (const id of [first, second])
+      expect((await taskOf(w.session, id)).abortRequested).toBe(false);
+
+    w.storage.readFault = undefined;
+    await w.scheduler.stop();
+    const again = await w.restart();
+    try {
+      await again.scheduler.waitForIdle();
+      for (const id of [first, second])
+        expect(outcomeOf(await taskOf(again.session, id))).toEqual({
+          kind: "aborted",
+          reason: "compensated",
+        });
+      expect(outcomeOf(await taskOf(again.session, owner))).toEqual({
+        kind: "aborted",
+        reason: "owner aborted",
+      });
+    } finally {
+      await again.close();
+    }
+  });
+});
