@@ -94,6 +94,13 @@ function writeBytes(write: StorageWrite): number {
 }
 
 /**
+ * A commit over the session's `commitBytes`: a `TypeError` like every size
+ * refusal, of its own class so a caller that chose to write more in one
+ * commit (the scheduler's abort of a task tree) can fall back to smaller ones.
+ */
+export class CommitTooLarge extends TypeError {}
+
+/**
  * The size to count for a whole commit whose summed bound is `bound`: the
  * bound when it is within the limit, else the exact sum of its writes,
  * which must be within the limit too.
@@ -107,7 +114,7 @@ export function commitSize(
   let exact = 0;
   for (const write of writes) exact += writeBytes(write);
   if (exact > limits.commitBytes)
-    throw new TypeError(
+    throw new CommitTooLarge(
       `commit: its writes hold ${exact} bytes of JSON text, over the limit of ${limits.commitBytes} bytes per commit`,
     );
   return exact;

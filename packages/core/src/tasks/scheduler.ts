@@ -6,6 +6,7 @@ import type { CallOptions, Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
+import { CommitTooLarge } from "../session/value-size.js";
 import { readClock } from "./clock.js";
 import {
   checkSchedulerOptions,
@@ -80,6 +81,8 @@ export class Scheduler {
   private readonly stuck = new Map<number, string>();
   /** Owners whose commit marking their owned tasks failed: it is not retried (it would fail the same way). */
   private readonly unmarkable = new Set<number>();
+  /** Owners whose owned tasks' records do not fit in one commit: marked one per commit. */
+  private readonly markSingly = new Set<number>();
   private readonly work = new Set<Promise<unknown>>();
   private readonly waits = new TerminalWaiters();
   /** Seq of the commit that stored each live `waiting` state (0: loaded at start). */
@@ -154,6 +157,7 @@ export class Scheduler {
     this.index = new TaskIndex();
     this.stuck.clear();
     this.unmarkable.clear();
+    this.markSingly.clear();
     this.waitSeq.clear();
     this.newWaits.clear();
     const early: CommitEvent[] = [];
@@ -241,7 +245,20 @@ export class Scheduler {
    * its code. Resolves false when the task is already terminal.
    */
   async abortTask(id: TaskId, options?: CallOptions): Promise<boolean> {
-    return this.session.commit((tx) => abortIn(tx, id, this.definitions, this.stamp), options);
+    const abort = (ownedTree: boolean) =>
+      this.session.commit(
+        (tx) => abortIn(tx, id, this.definitions, this.stamp, ownedTree),
+        options,
+      );
+    try {
+      return await abort(true);
+    } catch (error) {
+      // A tree whose records exceed the session's commit limit: the task alone, its owned tasks
+      // marked by the scheduler a level at a time (as for an owner that failed), so an abort never
+      // fails for the size of what it aborts.
+      if (!(error instanceof CommitTooLarge)) throw error;
+      return abort(false);
+    }
   }
 
   /**
@@ -416,15 +433,37 @@ export class Scheduler {
       this.recheck.add(id);
       return;
     }
-    if (this.mustMarkChildren(task)) {
-      void this.transition(
-        id as TaskId,
-        (tx) => markChildrenIn(tx, id as TaskId),
-        undefined,
-        () => this.unmarkable.add(id),
-      );
-      return;
-    }
+    if (this.mustMarkChildren(task)) this.markChildren(id as TaskId);
+    else this.evaluateOwn(id, task);
+  }
+
+  /**
+   * Marks an aborting owner's live owned tasks: all in one commit, or, once
+   * their records proved too large for one, one per commit (the owner is
+   * looked at again after each).
+   */
+  private markChildren(id: TaskId): void {
+    const singly = this.markSingly.has(id);
+    void this.transition(
+      id,
+      (tx) => markChildrenIn(tx, id, singly ? 1 : Infinity),
+      () => {
+        if (singly) this.recheck.add(id);
+      },
+      (error) => {
+        if (error instanceof CommitTooLarge && !singly) {
+          this.markSingly.add(id);
+          this.recheck.add(id);
+          return true;
+        }
+        this.unmarkable.add(id);
+        return false;
+      },
+    );
+  }
+
+  /** What a task needs next once nothing is left for it to mark. */
+  private evaluateOwn(id: number, task: TaskRecord): void {
     // A held task still passes its abort on (above), but nothing else moves it; a run moves its own.
     if (this.stuck.has(id) || this.runs.has(id)) return;
     const drained = !this.index.hasLiveChildren(id);
@@ -514,13 +553,14 @@ export class Scheduler {
 
   /**
    * Runs one scheduler commit for a task, at most one at a time per task.
-   * `after` gets the commit's value; `failed` is told when it failed.
+   * `after` gets the commit's value; `failed` is told when it failed, and
+   * returns true when it has dealt with the failure (the task is not held).
    */
   private transition<T>(
     id: TaskId,
     body: (tx: Transaction) => Promise<T>,
     after?: (value: T) => void,
-    failed?: () => void,
+    failed?: (error: unknown) => boolean,
   ): Promise<void> {
     this.inFlight.add(id);
     const done = this.session
@@ -528,8 +568,7 @@ export class Scheduler {
       .then(
         (value) => after?.(value),
         (error: unknown) => {
-          failed?.();
-          this.transitionFailed(id, error);
+          if (failed?.(error) !== true) this.transitionFailed(id, error);
         },
       )
       .finally(() => {

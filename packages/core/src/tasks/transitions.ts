@@ -230,7 +230,9 @@ export function missingCode(
  * marks `abortRequested` on the task and on every live task it owns, at all
  * depths (`liveOwnedTree`), in this one commit: once it is stored every one
  * of them is durably aborting and the scheduler aborts their running
- * phases' signals, with no scheduler commit per level in between. The
+ * phases' signals, with no scheduler commit per level in between. With
+ * `ownedTree` false only the task is marked (the scheduler marks the rest a
+ * level at a time): for a tree whose records do not fit in one commit. The
  * order of the abort handlers is the scheduler's (owned tasks first). A task
  * whose code this process does not have (`missingCode`) and that owns no
  * live task ends at once instead, `orphaned` with the reason, without
@@ -243,13 +245,14 @@ export async function abortIn(
   id: TaskId,
   definitions: ReadonlyMap<string, AnyTaskDefinition>,
   stamp: Stamp,
+  ownedTree = true,
 ): Promise<boolean> {
   const task = await tx.task(id);
   if (!task) throw new UnknownRecord(`abortTask: task ${id} does not exist`);
   if (task.state.status === "terminal") return false;
   // orphanIn writes only when it ends the task; otherwise table reads may go on.
   if ((await orphanIn(tx, task, definitions, stamp)) !== null) return true;
-  const owned = await liveOwnedTree(tx, id);
+  const owned = ownedTree ? await liveOwnedTree(tx, id) : [];
   for (const record of [task, ...owned])
     if (!record.abortRequested) await tx.putTask({ ...record, abortRequested: true });
   return true;
@@ -297,13 +300,16 @@ export function propagatesAbort(task: TaskRecord): boolean {
  * abort. Returns how many. `abortIn` marks a whole subtree itself; this is
  * the scheduler's pass for an owner that ended other than completed, for
  * tasks created after the abort, and for marks an older version left undone.
+ * `max` bounds how many it marks (one per commit when together they do not
+ * fit in one).
  */
-export async function markChildrenIn(tx: Transaction, id: TaskId): Promise<number> {
+export async function markChildrenIn(tx: Transaction, id: TaskId, max = Infinity): Promise<number> {
   const task = await tx.task(id);
   if (!task || !propagatesAbort(task)) return 0;
   const unmarked = (await liveChildren(tx, id)).filter((child) => !child.abortRequested);
-  for (const child of unmarked) await tx.putTask({ ...child, abortRequested: true });
-  return unmarked.length;
+  const marked = unmarked.slice(0, max);
+  for (const child of marked) await tx.putTask({ ...child, abortRequested: true });
+  return marked.length;
 }
 
 /** A running, abort-requested task that still owns live tasks goes back to `pending`, freeing its slot. */

@@ -241,4 +241,72 @@ describe("tasks > abort marks the live owned tasks", () => {
       await again.close();
     }
   });
+
+  it("a tree whose records exceed the commit limit is aborted all the same: the task in one commit, its owned tasks by the scheduler", async () => {
+    // Each owned task carries a 3,000-character input: the three do not fit in one 8 KiB commit.
+    const BigLeaf = defineTask<string>({
+      name: "t.big-leaf",
+      version: 1,
+      initial: () => ({ phase: "hold" }),
+      phases: {
+        hold: async (task, rt) => {
+          signals.set(task.id, rt.signal);
+          await rt.sleep(60_000);
+        },
+      },
+      abort: (task) => {
+        handlers.push(task.id);
+        return "compensated";
+      },
+    });
+    const Wide = defineTask({
+      name: "t.wide",
+      version: 1,
+      initial: () => ({ phase: "spawn" }),
+      phases: {
+        spawn: async (task, rt) => {
+          for (const fill of ["a", "b", "c"])
+            await rt.commit(async (tx) => {
+              await tx.createTask(BigLeaf, fill.repeat(3000), {
+                ownership: { kind: "task", taskId: task.id },
+              });
+              return { phase: "spawn" };
+            });
+          await rt.commit(() => ({ phase: "hold" }));
+        },
+        hold: async (task, rt) => {
+          signals.set(task.id, rt.signal);
+          await rt.sleep(60_000);
+        },
+      },
+      abort: (task) => {
+        handlers.push(task.id);
+        return "owner aborted";
+      },
+    });
+    const w = await openTasks([Wide, BigLeaf], {
+      session: { limits: { valueBytes: 4096, commitBytes: 8192 } },
+    });
+    try {
+      const top = await create(w.session, Wide, null);
+      await until("the four tasks hold", () => signals.size === 4);
+      expect(await w.scheduler.abortTask(top)).toBe(true);
+      await w.scheduler.waitForIdle();
+      const leaves = (await w.session.read.scanTasks({ owner: top }, 10)).items.map((t) => t.id);
+      expect(leaves).toHaveLength(3);
+      for (const id of leaves)
+        expect(outcomeOf(await taskOf(w.session, id))).toEqual({
+          kind: "aborted",
+          reason: "compensated",
+        });
+      expect(outcomeOf(await taskOf(w.session, top))).toEqual({
+        kind: "aborted",
+        reason: "owner aborted",
+      });
+      expect(handlers.at(-1)).toBe(top); // owned tasks end first
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
 });
