@@ -1,7 +1,7 @@
 import type { CommitOutcome } from "@durably/core/storage";
 import type { Pool, PoolClient } from "pg";
 import { commitCallsSql } from "./commit-calls.js";
-import { roundFenceSql } from "./commit-statements.js";
+import { roundFenceSql, type RoundRow } from "./commit-statements.js";
 import type { CommitWriter, PreparedCommit } from "./commit-writer.js";
 import { isStatementError } from "./queries.js";
 
@@ -18,6 +18,16 @@ export interface GroupCommitStats {
   maxRunning: number;
 }
 
+/** A call's part of a round's text, built once, when the call is taken into a round. */
+interface BuiltCall {
+  /** Its statements joined (literal scripts), or its element of the `commit_calls` argument (JSON). */
+  readonly text: string;
+  /** Its row of the round's `fence_round` statement (literal scripts only). */
+  readonly row: RoundRow | undefined;
+  /** What it adds to the round, in UTF-8 bytes of what is sent (`text`, its row, separators). */
+  readonly bytes: number;
+}
+
 interface Job {
   readonly writer: CommitWriter;
   readonly prepared: PreparedCommit;
@@ -26,6 +36,20 @@ interface Job {
   readonly adopt: (highWater: number) => void;
   readonly resolve: (outcome: CommitOutcome) => void;
   readonly reject: (error: unknown) => void;
+  /** Set when measured for a round; kept when it did not fit, for the next round. */
+  built?: BuiltCall;
+}
+
+/**
+ * A call rejected with this never reached the server: its round (or its own
+ * part of one) could not be built, or no connection could be had. Nothing
+ * of it is stored, so the session is not poisoned: it throws `cause`.
+ */
+export class CallNotSent {
+  readonly cause: unknown;
+  constructor(cause: unknown) {
+    this.cause = cause;
+  }
 }
 
 /**
@@ -34,6 +58,48 @@ interface Job {
  * the rest go in the next round, possibly on another connection.
  */
 const MAX_CALLS_PER_ROUND = 256;
+
+/**
+ * A bound on the size of one round, in UTF-8 bytes of what is sent: the
+ * literal script (the query), or the JSON of the calls (the bound
+ * parameter). A call that would take the round past it goes into the next
+ * round; the first call of a round always goes, whatever its size.
+ *
+ * 128 MiB, because a round is built as ONE JavaScript string (at most
+ * 2^29 - 24, about 512 Mi, UTF-16 code units, never more than its UTF-8
+ * bytes), and PostgreSQL takes at most 1 GiB - 1 bytes in one message and
+ * keeps a parsed copy of a script's literals next to its text; with
+ * parameterized rounds the calls become ONE jsonb value, which holds at
+ * most 256 MiB (strings unescaped, so no more than their JSON text, but
+ * numbers and arrays take more than theirs: half leaves room; a round the
+ * server still finds too large fails as a statement and is replayed call
+ * by call with literal scripts, like a refused one). It is also about what
+ * one call can already take on its own: core caps a commit at 64 MiB of
+ * JSON (`MAX_COMMIT_BYTES`, UTF-8 bytes, at least 256 per table write),
+ * and quoting at most doubles it (`'` and `\` doubled in a literal; `"`
+ * and `\` escaped once more in the call's JSON, where JSON already escaped
+ * every control character), plus a few hundred bytes of SQL (and the
+ * session key) per row change: about 128 MiB at most for the values. So a
+ * round of several calls is no larger than one call may already be, and one
+ * call alone (always taken) stays well under both limits; only a
+ * pathological one (hundreds of thousands of tiny row changes, each
+ * repeating a very long session key) could come near them, and one that
+ * cannot be built, or is past `MAX_SENT_BYTES`, is refused before anything
+ * is sent (`CallNotSent`), never half-sent.
+ */
+const MAX_ROUND_BYTES = 128 * 1024 * 1024;
+
+/**
+ * PostgreSQL reads at most 1 GiB - 1 bytes as one message and closes the
+ * connection on a longer one (an outcome the client could not tell from a
+ * lost commit); a call whose text alone comes within 1 MiB of that (the
+ * round's other text: its fence statement of at most 256 rows, BEGIN,
+ * COMMIT, framing) is refused before sending.
+ */
+const MAX_SENT_BYTES = 0x3fff_ffff - 1024 * 1024;
+
+/** Room for a literal round's separators and a call's numbers in the fence statement. */
+const ROW_BYTES = 128;
 
 /**
  * Cross-session group commit. Sessions hand it prepared calls (at most one
@@ -59,6 +125,8 @@ export class GroupCommitter {
   readonly #schema: string;
   /** Set to send rounds as one statement with bound parameters, else as a literal script. */
   readonly #parameters: { sql: string } | undefined;
+  /** UTF-8 bytes of text a round of several calls stays within (lowered by tests only). */
+  readonly #maxRoundBytes: number;
   #queue: Job[] = [];
   #scheduled = false;
   readonly #stats: GroupCommitStats = {
@@ -69,11 +137,18 @@ export class GroupCommitter {
     maxRunning: 0,
   };
 
-  constructor(pool: Pool, maxRounds: number, schema: string, parameterized: boolean) {
+  constructor(
+    pool: Pool,
+    maxRounds: number,
+    schema: string,
+    parameterized: boolean,
+    maxRoundBytes = MAX_ROUND_BYTES,
+  ) {
     this.#pool = pool;
     this.#maxRounds = maxRounds;
     this.#schema = schema;
     this.#parameters = parameterized ? { sql: commitCallsSql(schema) } : undefined;
+    this.#maxRoundBytes = maxRoundBytes;
   }
 
   stats(): GroupCommitStats {
@@ -101,7 +176,8 @@ export class GroupCommitter {
 
   #pump(): void {
     while (this.#stats.running < this.#maxRounds && this.#queue.length > 0) {
-      const jobs = this.#queue.splice(0, MAX_CALLS_PER_ROUND);
+      const jobs = this.#take();
+      if (jobs.length === 0) continue;
       this.#stats.running += 1;
       this.#stats.maxRunning = Math.max(this.#stats.maxRunning, this.#stats.running);
       this.#round(jobs)
@@ -116,15 +192,83 @@ export class GroupCommitter {
     }
   }
 
+  /**
+   * Takes the next round's calls off the queue, in queue order: up to
+   * `MAX_CALLS_PER_ROUND`, and while their text stays within the round's
+   * byte bound (the first one always). Each call's text is built here,
+   * once, and measured as it is appended; the call that does not fit keeps
+   * its text for the next round. A call whose text cannot be built fails
+   * alone, before anything is sent.
+   */
+  #take(): Job[] {
+    const queue = this.#queue;
+    const jobs: Job[] = [];
+    let bytes = 0;
+    let taken = 0;
+    while (taken < queue.length && jobs.length < MAX_CALLS_PER_ROUND) {
+      const job = queue[taken] as Job;
+      let built: BuiltCall;
+      try {
+        built = job.built ??= this.#build(job);
+      } catch (error) {
+        taken += 1;
+        job.reject(new CallNotSent(error));
+        continue;
+      }
+      if (jobs.length > 0 && bytes + built.bytes > this.#maxRoundBytes) break;
+      taken += 1;
+      jobs.push(job);
+      bytes += built.bytes;
+    }
+    queue.splice(0, taken);
+    return jobs;
+  }
+
+  /** A call's part of a round, measured in UTF-8 bytes (a scan of the text, not a second serialisation). */
+  #build(job: Job): BuiltCall {
+    const { writer, prepared } = job;
+    let built: BuiltCall;
+    if (this.#parameters !== undefined) {
+      const text = JSON.stringify(writer.call(prepared));
+      // The element and its comma.
+      built = { text, row: undefined, bytes: Buffer.byteLength(text, "utf8") + 1 };
+    } else {
+      const text = writer.statements(prepared).join(";\n");
+      const row = writer.roundRow(prepared);
+      built = {
+        text,
+        row,
+        bytes: Buffer.byteLength(text, "utf8") + Buffer.byteLength(row.key, "utf8") + ROW_BYTES,
+      };
+    }
+    if (built.bytes > MAX_SENT_BYTES)
+      throw new RangeError(
+        `session ${JSON.stringify(writer.session)}: this commit call's SQL would take ${built.bytes} bytes, over the ${MAX_SENT_BYTES} bytes PostgreSQL takes in one message; nothing was sent`,
+      );
+    return built;
+  }
+
   async #round(jobs: Job[]): Promise<void> {
     // One global order (UTF-8 bytes = COLLATE "C") for every transaction locking several
     // session rows, renewals included, so two of them never wait for each other in a cycle.
     jobs.sort((a, b) => Buffer.compare(a.order, b.order));
+    // Built before a connection is taken: a failure here sent nothing.
+    let text: string;
+    try {
+      text = this.#parameters !== undefined ? this.#argument(jobs) : this.#script(jobs);
+    } catch (error) {
+      for (const job of jobs) job.reject(new CallNotSent(error));
+      return;
+    } finally {
+      // The round's text holds them now (a replay builds its own statements).
+      for (const job of jobs) job.built = undefined;
+    }
     let client: PoolClient;
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      for (const job of jobs) job.reject(error);
+      // No connection, nothing sent.
+      for (const job of jobs) job.reject(new CallNotSent(error));
       return;
     }
     let broken = false;
@@ -137,10 +281,8 @@ export class GroupCommitter {
       try {
         if (this.#parameters !== undefined)
           // One statement, so one implicit transaction: all of it commits or none.
-          await client.query(this.#parameters.sql, [
-            JSON.stringify(jobs.map((j) => j.writer.call(j.prepared))),
-          ]);
-        else await client.query(this.#script(jobs));
+          await client.query(this.#parameters.sql, [text]);
+        else await client.query(text);
       } catch (error) {
         await client.query("ROLLBACK").catch(() => void (broken = true));
         if (broken || !isStatementError(error)) {
@@ -170,16 +312,22 @@ export class GroupCommitter {
    * every call's statements.
    */
   #script(jobs: readonly Job[]): string {
+    const built = jobs.map((j) => j.built as BuiltCall);
     const statements = [
       "BEGIN",
       roundFenceSql(
         this.#schema,
-        jobs.map((j) => j.writer.roundRow(j.prepared)),
+        built.map((b) => b.row as RoundRow),
       ),
     ];
-    for (const j of jobs) for (const s of j.writer.statements(j.prepared)) statements.push(s);
+    for (const b of built) if (b.text !== "") statements.push(b.text);
     statements.push("COMMIT");
     return statements.join(";\n");
+  }
+
+  /** A parameterized round's argument: the calls' JSON, the same text as `JSON.stringify` of them all. */
+  #argument(jobs: readonly Job[]): string {
+    return `[${jobs.map((j) => (j.built as BuiltCall).text).join(",")}]`;
   }
 
   /**

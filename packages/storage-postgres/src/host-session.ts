@@ -7,7 +7,7 @@ import type {
 } from "@durably/core/storage";
 import type { Pool } from "pg";
 import { CommitWriter } from "./commit-writer.js";
-import type { GroupCommitter } from "./group-commit.js";
+import { CallNotSent, type GroupCommitter } from "./group-commit.js";
 import { releaseSessionLease, type SessionLease } from "./host-lease.js";
 import { PostgresReads } from "./postgres-reads.js";
 
@@ -91,6 +91,8 @@ export class HostSessionBackend extends PostgresReads implements StorageBackend 
         if (highWater >= this.#nextId) this.#nextId = highWater + 1;
       });
     } catch (error) {
+      // Its round could not be built or had no connection: nothing was sent, the outcome is known.
+      if (error instanceof CallNotSent) throw error.cause;
       // A fenced commit changed nothing, but this session may never write again;
       // any other failure leaves the outcome unknown.
       if (error instanceof StorageLocked) this.#broken ??= error;

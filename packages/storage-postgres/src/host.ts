@@ -17,6 +17,7 @@ import { PostgresStorage } from "./postgres-storage.js";
 import { checkSchemaName, migrate } from "./schema.js";
 import { checkPoolSize, checkServer } from "./server-checks.js";
 import { checkSessionKey } from "./session-key.js";
+import { ioFailure, serverOfConfig } from "./open-errors.js";
 
 export interface OpenPostgresHostOptions {
   /** A pool of the application's: the host takes its connections from it and never ends it. */
@@ -62,6 +63,8 @@ export interface HostInternals {
   /** The function named in option errors. */
   caller?: string;
   parameterizedCommits?: boolean;
+  /** Tests only: a lower bound on a round's size in bytes (see `MAX_ROUND_BYTES` in group-commit.ts). */
+  maxRoundBytes?: number;
 }
 
 /**
@@ -113,6 +116,7 @@ export class PostgresHost implements SessionHost {
       maxConnections - 1,
       identity.schema,
       internals.parameterizedCommits === true,
+      internals.maxRoundBytes,
     );
     liveness.on("error", (error) => this.#fail(error));
     this.#renewal = setInterval(
@@ -324,5 +328,12 @@ export class PostgresHost implements SessionHost {
  * takes the host's liveness lock; `host.open(session)` then opens sessions.
  */
 export function openPostgresHost(options: OpenPostgresHostOptions): Promise<PostgresHost> {
-  return PostgresHost.start(options);
+  return PostgresHost.start(options).catch((error: unknown) => {
+    // Typed errors (a bad option, a foreign schema) pass through; a driver's becomes StorageIOError naming the server.
+    const config =
+      typeof options === "object" && options !== null
+        ? (options.pool ?? { ...options.poolConfig, connectionString: options.connectionString })
+        : undefined;
+    throw ioFailure(error, serverOfConfig(config), "opening a host");
+  });
 }

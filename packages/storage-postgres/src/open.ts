@@ -1,5 +1,6 @@
 import type { Pool, PoolConfig } from "pg";
 import { PostgresHost } from "./host.js";
+import { ioFailure, serverOfConfig } from "./open-errors.js";
 import type { PostgresStorage } from "./postgres-storage.js";
 import { checkSessionKey } from "./session-key.js";
 
@@ -26,6 +27,12 @@ export interface OpenPostgresStorageOptions {
  * storage is open no other process (or storage in this one) can open the
  * same session; a takeover after the lease expired fences this one out.
  * It is a host of one (see `openPostgresHost`), closed with the storage.
+ *
+ * A driver error on the way (no connection, an unknown database, a refused
+ * login, a missing right) rejects with `StorageIOError` naming the server
+ * (`host:port/database`, never the password) and the session, the driver's
+ * error as `cause`; nothing was changed, so opening again once the cause is
+ * fixed may succeed.
  */
 export async function openPostgresStorage(
   options: OpenPostgresStorageOptions,
@@ -34,6 +41,13 @@ export async function openPostgresStorage(
     throw new TypeError("openPostgresStorage: options must be an object");
   const session = checkSessionKey("openPostgresStorage", options.session);
   const { max, ...poolConfig } = options.poolConfig ?? {};
+  // Named lazily: resolving the server builds a client (which never connects).
+  const failure = (error: unknown) =>
+    ioFailure(
+      error,
+      serverOfConfig(options.pool ?? { ...poolConfig, connectionString: options.connectionString }),
+      `opening session ${JSON.stringify(session)}`,
+    );
   const host = await PostgresHost.start(
     {
       ...(options.pool === undefined ? {} : { pool: options.pool }),
@@ -53,11 +67,13 @@ export async function openPostgresStorage(
       closeWithLastSession: true,
       caller: "openPostgresStorage",
     },
-  );
+  ).catch((error: unknown) => {
+    throw failure(error);
+  });
   try {
     return await host.open(session);
   } catch (error) {
     await host.close().catch(() => undefined);
-    throw error;
+    throw failure(error);
   }
 }

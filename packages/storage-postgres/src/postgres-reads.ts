@@ -21,6 +21,7 @@ import {
 } from "@durably/core/storage";
 import type { Pool } from "pg";
 import { loadDocuments, revisionsWhere } from "./documents.js";
+import { ioFailure, serverOfConfig } from "./open-errors.js";
 import { query } from "./queries.js";
 import {
   DOCUMENT_COLUMNS,
@@ -55,9 +56,26 @@ export class PostgresReads {
     private readonly session: string,
   ) {}
 
-  #all<R extends object>(text: string, values: readonly unknown[]): Promise<R[]> {
-    return query<R & Record<string, unknown>>(this.pool, text, [this.session, ...values]).then(
-      (r) => r.rows,
+  /** One read on the pool; a driver error becomes `StorageIOError` naming the server, session and table. */
+  async #all<R extends object>(
+    table: string,
+    text: string,
+    values: readonly unknown[],
+  ): Promise<R[]> {
+    try {
+      return (await query<R & Record<string, unknown>>(this.pool, text, [this.session, ...values]))
+        .rows;
+    } catch (error) {
+      throw this.#failure(error, table);
+    }
+  }
+
+  #failure(error: unknown, table: string): unknown {
+    return ioFailure(
+      error,
+      serverOfConfig(this.pool),
+      `reading ${this.schema}.${table} of session ${JSON.stringify(this.session)}`,
+      { table },
     );
   }
 
@@ -67,6 +85,7 @@ export class PostgresReads {
 
   async conversation(id: number): Promise<ConversationRecord | undefined> {
     const [row] = await this.#all<{ record: string }>(
+      "conversations",
       `SELECT record FROM ${this.schema}.conversations WHERE session_key = $1 AND id = $2`,
       [id],
     );
@@ -83,10 +102,12 @@ export class PostgresReads {
     const rows =
       owner === undefined
         ? await this.#all<IdRecordRow>(
+            "conversations",
             `SELECT id, record FROM ${this.schema}.conversations WHERE session_key = $1 AND id ${cmp} $2 ORDER BY id ${dir} LIMIT $3`,
             [after, range.limit],
           )
         : await this.#all<IdRecordRow>(
+            "conversations",
             `SELECT id, record FROM ${this.schema}.conversations WHERE session_key = $1 AND owner_task_id = $2 AND id ${cmp} $3 ORDER BY id ${dir} LIMIT $4`,
             [owner, after, range.limit],
           );
@@ -95,6 +116,7 @@ export class PostgresReads {
 
   async entry(id: number): Promise<StoredEntry | undefined> {
     const [row] = await this.#all<{ commit_seq: number; record: string }>(
+      "entries",
       `SELECT commit_seq, record FROM ${this.schema}.entries WHERE session_key = $1 AND id = $2`,
       [id],
     );
@@ -109,6 +131,7 @@ export class PostgresReads {
     // Entries are immutable, so one query per range, newest first, is consistent.
     for (const range of ranges) {
       const [row] = await this.#all<IdRecordRow>(
+        "entries",
         `SELECT id, record FROM ${this.schema}.entries WHERE session_key = $1 AND conversation_id = $2 AND is_head AND id > $3 AND id <= $4 ORDER BY id DESC LIMIT 1`,
         [range.conversationId, range.lower, range.upper],
       );
@@ -127,6 +150,7 @@ export class PostgresReads {
     for (const range of ranges) {
       found.push(
         ...(await this.#all<IdRecordRow>(
+          "entries",
           `SELECT id, record FROM ${this.schema}.entries WHERE session_key = $1 AND conversation_id = $2 AND id > $3 AND id <= $4 ORDER BY id ${dir} LIMIT $5`,
           [range.conversationId, range.lower, range.upper, limit - found.length],
         )),
@@ -138,6 +162,7 @@ export class PostgresReads {
 
   async task(id: number): Promise<TaskRecord | undefined> {
     const [row] = await this.#all<{ record: string }>(
+      "tasks",
       `SELECT record FROM ${this.schema}.tasks WHERE session_key = $1 AND id = $2`,
       [id],
     );
@@ -165,6 +190,7 @@ export class PostgresReads {
     params.push(after, range.limit);
     terms.push(`id ${cmp} $${params.length}`);
     const rows = await this.#all<IdRecordRow>(
+      "tasks",
       `SELECT id, record FROM ${this.schema}.tasks WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT $${params.length + 1}`,
       params,
     );
@@ -173,6 +199,7 @@ export class PostgresReads {
 
   async submission(id: number): Promise<SubmissionRecord | undefined> {
     const [row] = await this.#all<{ record: string }>(
+      "submissions",
       `SELECT record FROM ${this.schema}.submissions WHERE session_key = $1 AND id = $2`,
       [id],
     );
@@ -187,10 +214,12 @@ export class PostgresReads {
     const rows =
       status === undefined
         ? await this.#all<IdRecordRow>(
+            "submissions",
             `SELECT id, record FROM ${s}.submissions WHERE session_key = $1 AND conversation_id = $2 AND id ${cmp} $3 ORDER BY id ${dir} LIMIT $4`,
             [conversationId, after, range.limit],
           )
         : await this.#all<IdRecordRow>(
+            "submissions",
             `SELECT id, record FROM ${s}.submissions WHERE session_key = $1 AND conversation_id = $2 AND status = $3 AND id ${cmp} $4 ORDER BY id ${dir} LIMIT $5`,
             [conversationId, status, after, range.limit],
           );
@@ -202,6 +231,7 @@ export class PostgresReads {
     requestId: string,
   ): Promise<SubmissionRecord | undefined> {
     const [row] = await this.#all<IdRecordRow>(
+      "submissions",
       `SELECT id, record FROM ${this.schema}.submissions WHERE session_key = $1 AND conversation_id = $2 AND request_json = $3 ORDER BY id LIMIT 1`,
       [conversationId, exactText(requestId)],
     );
@@ -220,6 +250,7 @@ export class PostgresReads {
     const s = this.schema;
     if (at === "current") {
       const [row] = await this.#all<DocumentRow>(
+        "documents",
         `SELECT ${DOCUMENT_COLUMNS} FROM ${s}.documents WHERE session_key = $1 AND kind = $2 AND scope = $3 AND key_json = $4 AND retired_at IS NULL`,
         where,
       );
@@ -227,6 +258,7 @@ export class PostgresReads {
     }
     // Incarnations at one address never overlap in time, so the newest created at or before `at` decides.
     const [row] = await this.#all<DocumentRow>(
+      "documents",
       `SELECT ${DOCUMENT_COLUMNS} FROM ${s}.documents WHERE session_key = $1 AND kind = $2 AND scope = $3 AND key_json = $4 AND created_at <= $5 ORDER BY created_at DESC LIMIT 1`,
       [...where, at],
     );
@@ -235,7 +267,13 @@ export class PostgresReads {
 
   /** The row and the revisions a read at `at` needs, in one statement (one snapshot). */
   async document(id: number, at: number | "current"): Promise<DocumentSnapshot | undefined> {
-    const loaded = (await loadDocuments(this.pool, this.schema, this.session, [id], at)).get(id);
+    const loaded = (
+      await loadDocuments(this.pool, this.schema, this.session, [id], at).catch(
+        (error: unknown) => {
+          throw this.#failure(error, "documents");
+        },
+      )
+    ).get(id);
     if (loaded === undefined) return undefined;
     const snapshot = {
       record: documentRecord(this.session, loaded.row),
@@ -264,6 +302,7 @@ export class PostgresReads {
     params.push(after, range.limit);
     terms.push(`id ${cmp} $${params.length}`);
     const rows = await this.#all<DocumentRow>(
+      "documents",
       `SELECT ${DOCUMENT_COLUMNS} FROM ${this.schema}.documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT $${params.length + 1}`,
       params,
     );

@@ -1,12 +1,53 @@
-import { StorageVersionError } from "@durably/core";
+import { StorageCorrupted, StorageVersionError } from "@durably/core";
 import type { PoolClient } from "pg";
 import { commitCallsFunction, commitCallsFunctionV3, fenceRoundFunction } from "./commit-calls.js";
+import { ioFailure, serverOf } from "./open-errors.js";
+import {
+  checkCurrent,
+  checkKeyword,
+  checkMigrationRights,
+  checkMigrationsTable,
+  checkNoForeignObjects,
+  checkVersionReadable,
+  readCatalog,
+  type Catalog,
+} from "./schema-check.js";
 
-/** Schema names are spliced into SQL, so only plain lower-case identifiers are accepted. */
+/**
+ * Words PostgreSQL reserves (keywords of categories R and T in
+ * `pg_get_keywords()`, PostgreSQL 12 to 17): unquoted, none of them can
+ * name a schema. The open asks the server too, for words newer than this list.
+ */
+const RESERVED = new Set(
+  (
+    "all analyse analyze and any array as asc asymmetric authorization binary both case cast check " +
+    "collate collation column concurrently constraint create cross current_catalog current_date " +
+    "current_role current_schema current_time current_timestamp current_user default deferrable desc " +
+    "distinct do else end except false fetch for foreign freeze from full grant group having ilike in " +
+    "initially inner intersect into is isnull join lateral leading left like limit localtime " +
+    "localtimestamp natural not notnull null offset on only or order outer overlaps placing primary " +
+    "references returning right select session_user similar some symmetric system_user table " +
+    "tablesample then to trailing true union unique user using variadic verbose when where window with"
+  ).split(" "),
+);
+
+/**
+ * Schema names are spliced into SQL unquoted, so only plain lower-case
+ * identifiers are accepted, and neither a word PostgreSQL reserves nor a
+ * name starting with `pg_` (which PostgreSQL keeps for its own schemas).
+ */
 export function checkSchemaName(schema: unknown): string {
   if (typeof schema !== "string" || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
     throw new TypeError(
       `schema must be a lower-case SQL identifier (letters, digits, _), got ${JSON.stringify(schema)}`,
+    );
+  if (schema.startsWith("pg_"))
+    throw new TypeError(
+      `schema ${JSON.stringify(schema)}: names starting with pg_ are reserved by PostgreSQL for its own schemas; choose another`,
+    );
+  if (RESERVED.has(schema))
+    throw new TypeError(
+      `schema ${JSON.stringify(schema)} is a reserved word in PostgreSQL (it cannot name a schema unquoted); choose another`,
     );
   return schema;
 }
@@ -159,45 +200,112 @@ export function migrations(s: string): readonly { version: number; sql: string }
 const MIGRATION_LOCK = "durably:migrations";
 
 /**
- * Brings the schema to the latest version in one transaction, holding a
- * transaction-level advisory lock so two servers starting together neither
- * race nor half-apply: the second waits, then finds the work done. A
- * database migrated by a newer release is refused rather than guessed at.
+ * Brings the schema to the latest version. An open of a schema already at
+ * it runs no DDL at all: it reads the catalog (one query: the schema, its
+ * tables' columns and functions, and the role's rights on them) and the
+ * version, checks them, and goes on, so a role with only read and write
+ * rights opens it. Otherwise the migrations run in one transaction,
+ * holding a transaction-level advisory lock so two servers starting
+ * together neither race nor half-apply: the second waits, then finds the
+ * work done. Every refusal changes nothing: a database migrated by a newer
+ * release (`StorageVersionError`), a schema holding tables Durably did not
+ * create or missing some it did (`StorageCorrupted`), a role lacking a
+ * right (`StorageIOError` naming it), and a driver error (`StorageIOError`
+ * naming the server) are raised before any DDL or rolled back with it.
  */
 export async function migrate(
   client: PoolClient,
   schema: string,
 ): Promise<{ from: number; to: number }> {
-  const all = migrations(schema);
-  const latest = all[all.length - 1]?.version ?? 0;
-  await client.query("BEGIN");
+  const server = serverOf(client);
+  const latest = migrations(schema).at(-1)?.version ?? 0;
+  let doing = `reading the catalog of schema ${schema}`;
+  try {
+    const found = await inspect(client, schema, server);
+    if (found.version === latest) {
+      checkCurrent(found.catalog, latest);
+      return { from: latest, to: latest };
+    }
+    refuseNewer(schema, found.version, latest);
+    checkMigratable(found.catalog, found.version, latest);
+  } catch (error) {
+    throw ioFailure(error, server, doing);
+  }
+  await client.query("BEGIN").catch((error: unknown) => {
+    throw ioFailure(error, server, `migrating schema ${schema}`);
+  });
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
       `${MIGRATION_LOCK}:${schema}`,
     ]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${schema}.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    const found = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${schema}.migrations`,
-    );
-    const from = found.rows[0]?.version ?? 0;
-    if (from > latest)
-      throw new StorageVersionError(
-        `schema ${schema} has version ${from}; this @durably/storage-postgres understands versions up to ${latest}. Upgrade the package to open it.`,
-      );
-    for (const migration of all) {
-      if (migration.version <= from) continue;
-      await client.query(migration.sql);
-      await client.query(`INSERT INTO ${schema}.migrations (version) VALUES ($1)`, [
-        migration.version,
-      ]);
+    // Another server may have migrated while this one waited for the lock.
+    const found = await inspect(client, schema, server);
+    const from = found.version;
+    refuseNewer(schema, from, latest);
+    if (from < latest) {
+      checkMigratable(found.catalog, from, latest);
+      doing = `migrating schema ${schema} from version ${from} to ${latest} (rolled back: nothing was changed)`;
+      if (!found.catalog.schemaExists) await client.query(`CREATE SCHEMA ${schema}`);
+      if (!found.catalog.relations.has("migrations"))
+        await client.query(
+          `CREATE TABLE ${schema}.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+      for (const migration of migrations(schema)) {
+        if (migration.version <= from) continue;
+        await client.query(migration.sql);
+        await client.query(`INSERT INTO ${schema}.migrations (version) VALUES ($1)`, [
+          migration.version,
+        ]);
+      }
+      doing = `checking schema ${schema} after migrating it (rolled back: nothing was changed)`;
     }
+    checkCurrent(await readCatalog(client, schema, server), latest);
     await client.query("COMMIT");
-    return { from, to: Math.max(from, latest) };
+    return { from, to: latest };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
+    throw foreignObject(error, server, schema) ?? ioFailure(error, server, doing);
   }
+}
+
+/** The catalog, checked for a foreign `migrations` table, and the version its rows record (0 for none). */
+async function inspect(
+  client: PoolClient,
+  schema: string,
+  server: string,
+): Promise<{ catalog: Catalog; version: number }> {
+  const catalog = await readCatalog(client, schema, server);
+  checkKeyword(catalog);
+  if (!checkMigrationsTable(catalog)) return { catalog, version: 0 };
+  checkVersionReadable(catalog);
+  const found = await client.query<{ version: number | null }>(
+    `SELECT max(version) AS version FROM ${schema}.migrations`,
+  );
+  return { catalog, version: found.rows[0]?.version ?? 0 };
+}
+
+function refuseNewer(schema: string, from: number, latest: number): void {
+  if (from > latest)
+    throw new StorageVersionError(
+      `schema ${schema} has version ${from}; this @durably/storage-postgres understands versions up to ${latest}. Upgrade the package to open it.`,
+    );
+}
+
+function checkMigratable(catalog: Catalog, from: number, latest: number): void {
+  if (from === 0) checkNoForeignObjects(catalog);
+  checkMigrationRights(catalog, from, latest);
+}
+
+/** SQLSTATEs of a CREATE meeting an object of the same name (relation, function, other object). */
+const DUPLICATES = new Set(["42P07", "42723", "42710"]);
+
+/** A migration's CREATE met an object Durably did not create (one the checks before it could not see). */
+function foreignObject(error: unknown, server: string, schema: string): Error | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !DUPLICATES.has(code)) return undefined;
+  return new StorageCorrupted(
+    `PostgreSQL ${server}: schema ${schema}: ${error instanceof Error ? error.message : String(error)}: the schema holds an object Durably did not create; nothing was changed (the migration was rolled back). Open with another schema (option schema), or move it away`,
+    {},
+    { cause: error },
+  );
 }

@@ -1,3 +1,4 @@
+import type { Reopen } from "../storage/api.js";
 import type { Check } from "../storage/support.js";
 import type { FaultInjector } from "./faults.js";
 
@@ -11,12 +12,15 @@ export type SessionRule =
   | "read failures"
   | "group commit"
   | "documents"
-  | "deferred progress";
+  | "deferred progress"
+  | "index limits";
 
 export interface SessionScenarioContext {
   /** The adapter under test, wrapped so a scenario can inject a fault through the port. */
   readonly storage: FaultInjector;
   readonly check: Check;
+  /** The factory's `reopen` (persistent adapters): closes the storage and opens its data again. */
+  readonly reopen?: Reopen;
 }
 
 export interface SessionScenario {

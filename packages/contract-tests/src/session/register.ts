@@ -1,5 +1,5 @@
 import type { Storage } from "@durably/core";
-import type { StorageFactory, TestApi } from "../storage/api.js";
+import type { Reopen, StorageFactory, TestApi } from "../storage/api.js";
 import { Check } from "../storage/support.js";
 import type { SessionRule, SessionRuleGroup, SessionScenario } from "./api.js";
 import { atomicCommits } from "./atomic-commits.js";
@@ -7,6 +7,7 @@ import { deferredProgress } from "./deferred-progress.js";
 import { documents } from "./documents.js";
 import { FaultInjector } from "./faults.js";
 import { groupCommit } from "./group-commit.js";
+import { indexLimits } from "./index-limits.js";
 import { largeValues } from "./large-values.js";
 import { operationFailures } from "./operation-failures.js";
 import { readFailures } from "./read-failures.js";
@@ -22,6 +23,7 @@ const GROUPS: readonly SessionRuleGroup[] = [
   groupCommit,
   documents,
   deferredProgress,
+  indexLimits,
 ];
 
 /** Groups a backend runs only when it asks for them (see `SessionConformanceOptions`). */
@@ -52,11 +54,12 @@ async function run(
   s: SessionScenario,
 ): Promise<void> {
   let used = false;
-  await factory(async (storage: Storage) => {
+  await factory(async (storage: Storage, reopen?: Reopen) => {
     used = true;
     await s.run({
       storage: new FaultInjector(storage),
       check: new Check(api.expect, `session: ${rule}`),
+      ...(reopen ? { reopen } : {}),
     });
   });
   if (!used)

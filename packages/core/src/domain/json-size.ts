@@ -17,6 +17,44 @@ export const MAX_VALUE_BYTES = 32 * 1024 * 1024;
  */
 export const MAX_COMMIT_BYTES = 64 * 1024 * 1024;
 
+/*
+ * Strings PostgreSQL puts into a btree index (storage-postgres's schema):
+ * document kinds and keys, task kinds and submission request ids, each
+ * stored as its JSON text (`exactText`), next to the session key (raw text,
+ * at most 1000 UTF-8 bytes there). A btree index row may hold at most 2704
+ * bytes (PostgreSQL error 54000, "index row size ... exceeds btree version
+ * 4 maximum 2704"), and an over-long row fails the commit, so these strings
+ * are bounded where they enter a transaction, on every backend.
+ *
+ * The widest row, in `documents_by_address (session_key, kind, scope,
+ * key_json, created_at)`, at most (no compression assumed; a text value
+ * over 126 bytes has a 4-byte length header and is 4-byte aligned, up to 3
+ * bytes of padding; a bigint is 8-byte aligned, up to 7):
+ *
+ *     8            index tuple header (item pointer + info)
+ *   + 4 + 1000 + 3 session_key
+ *   + 4 + 256 + 3  kind (MAX_KIND_BYTES of JSON text)
+ *   + 1 + 18       scope (`c:` or `t:` and a safe integer: 1-byte header)
+ *   + 4 + 1024 + 3 key_json (MAX_KEY_BYTES of JSON text)
+ *   + 8 + 7        created_at
+ *   = 2343, 2344 aligned to 8: 360 bytes under 2704.
+ *
+ * The others are narrower: `submissions_by_request (session_key,
+ * conversation_id, request_json, id)` at most 8 + 1007 + 15 + 1031 + 15 =
+ * 2076; `documents_live_address` 2328; `tasks_by_kind (session_key, kind,
+ * id)` 1293; `sessions_pkey` 1012. Statuses are indexed too, but are a
+ * few fixed words; entry kinds and record columns are not indexed. Checked
+ * on PostgreSQL 15 with incompressible text: a 1000-byte session key, a
+ * 256-byte kind and a 1500-byte key_json make a 2792-byte row, as counted
+ * here, and are refused; at 1024 the row is 2316 bytes.
+ */
+
+/** The longest document or task kind, in bytes of its JSON text (UTF-8, quotes and escapes included). */
+export const MAX_KIND_BYTES = 256;
+
+/** The longest document key or submission `requestId`, in bytes of its JSON text (UTF-8, quotes and escapes included). */
+export const MAX_KEY_BYTES = 1024;
+
 /** The most bytes one UTF-16 unit of a string takes in JSON text (`\u0001`, a lone surrogate escaped). */
 const MAX_UNIT_BYTES = 6;
 /** The longest JSON text of a finite number (`-1.2345678901234567e-308`). */
@@ -111,4 +149,16 @@ export function checkedSize(value: Json, bound: number, limit: number, where: st
       `${where}: ${exact} bytes of JSON text, over the limit of ${limit} bytes per value`,
     );
   return exact;
+}
+
+/**
+ * Throws a `TypeError` naming `where` and both sizes when the JSON text of
+ * `text` is longer than `limit` bytes (a kind, a key, a request id). The
+ * exact size is computed only for a string whose bound is over the limit.
+ */
+export function checkTextBytes(text: string, limit: number, where: string): void {
+  if (stringBound(text) <= limit) return;
+  const exact = stringBytes(text);
+  if (exact > limit)
+    throw new TypeError(`${where}: ${exact} bytes of JSON text, over the limit of ${limit} bytes`);
 }

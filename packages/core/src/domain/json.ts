@@ -14,7 +14,13 @@ export {
   STORAGE_WRITE_LEVELS,
   type JsonCopyOptions,
 } from "./json-copy.js";
-export { jsonBytes, MAX_COMMIT_BYTES, MAX_VALUE_BYTES } from "./json-size.js";
+export {
+  jsonBytes,
+  MAX_COMMIT_BYTES,
+  MAX_KEY_BYTES,
+  MAX_KIND_BYTES,
+  MAX_VALUE_BYTES,
+} from "./json-size.js";
 
 /** Deep copy of a value already known to be strict JSON (no checks). */
 export function cloneJson<T extends Json>(value: T): T {

@@ -6,7 +6,7 @@ import {
   type JsonObject,
 } from "../domain/json.js";
 import { copyJsonMeasured, NestingTooDeep } from "../domain/json-copy.js";
-import { jsonBytes } from "../domain/json-size.js";
+import { checkTextBytes, jsonBytes, MAX_KIND_BYTES } from "../domain/json-size.js";
 import type { ValueLimits } from "./value-size.js";
 import type { TaskRecord } from "../domain/records.js";
 import type { TaskQuery } from "../storage/port.js";
@@ -98,6 +98,7 @@ export function checkTaskRecord(task: TaskRecord): void {
     throw new TypeError(`task.conversationId: must be a positive integer id`);
   if (typeof t.kind !== "string" || t.kind === "")
     throw new TypeError(`task.kind: must be a non-empty string`);
+  checkTextBytes(t.kind, MAX_KIND_BYTES, "task.kind");
   if (!positive(t.version)) throw new TypeError(`task.version: must be a positive integer`);
   if (!("input" in t)) throw new TypeError(`task.input: missing`);
   if (typeof t.background !== "boolean") throw new TypeError(`task.background: must be a boolean`);

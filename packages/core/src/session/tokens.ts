@@ -1,6 +1,7 @@
 import type { ConversationId, TaskId } from "../domain/ids.js";
 import type { Json } from "../domain/json.js";
 import type { Op } from "../domain/ops.js";
+import { checkTextBytes, MAX_KIND_BYTES } from "../domain/json-size.js";
 import type { DocumentHistory, DocumentScope, ForkPolicy } from "../domain/records.js";
 import type { DocumentAddress } from "../storage/port.js";
 import { scopeKey } from "../storage/scope.js";
@@ -77,6 +78,7 @@ export type AnyDocToken =
 function checkCommon(options: DocOptionsCommon<DocValue, DocScopeKind>, what: string): void {
   if (typeof options.kind !== "string" || options.kind === "")
     throw new TypeError(`${what}: kind must be a non-empty string`);
+  checkTextBytes(options.kind, MAX_KIND_BYTES, `${what} kind`);
   const where = `${what} "${options.kind}"`;
   if (!Number.isSafeInteger(options.version) || options.version < 1)
     throw new TypeError(

@@ -1,5 +1,6 @@
 import type { DocumentId } from "../domain/ids.js";
 import { copyJson, type JsonObject } from "../domain/json.js";
+import { checkTextBytes, MAX_KEY_BYTES, MAX_KIND_BYTES } from "../domain/json-size.js";
 import type { NewDocumentRecord } from "../domain/records.js";
 import type { DocumentAddress } from "../storage/port.js";
 import { checkVersion, migrateValue } from "./doc-versions.js";
@@ -61,6 +62,9 @@ export function doc(
   seed: unknown,
 ): DocValue | Promise<DocValue> {
   const k = addressKeyOf(token, scopeId, key);
+  // The strings PostgreSQL indexes (see MAX_KEY_BYTES), checked before any I/O.
+  checkTextBytes(token.kind, MAX_KIND_BYTES, "document kind");
+  if (key !== undefined) checkTextBytes(key, MAX_KEY_BYTES, "document key");
   const open = tx.openDoc(k);
   if (open) return draftOf(open, token);
   let opening = tx.opening?.get(k);

@@ -1,6 +1,7 @@
 import { UnknownRecord } from "../domain/errors.js";
 import type { ConversationId, EntryId, SubmissionId, TaskId } from "../domain/ids.js";
 import { copyJson, type Json, type JsonObject } from "../domain/json.js";
+import { checkTextBytes, MAX_KEY_BYTES, MAX_KIND_BYTES } from "../domain/json-size.js";
 import type {
   ContextEdit,
   ConversationRecord,
@@ -229,6 +230,7 @@ export async function createTask<I extends Json>(
     throw new TypeError("createTask: not a task definition ({ name, version, initial })");
   if (!Number.isSafeInteger(token.version) || token.version < 1)
     throw new TypeError(`task "${token.name}": version must be a positive integer`);
+  checkTextBytes(token.name, MAX_KIND_BYTES, "task.kind");
   const frozenInput = copyValue(tx, input, "task.input") as I;
   const checkpoint = copyValue(tx, token.initial(frozenInput), "task.checkpoint");
   tx.bytes += RECORD_BYTES;
@@ -295,6 +297,8 @@ export async function createSubmission(
     throw new TypeError(`submission.type: must be "input" or "write"`);
   if (input.requestId !== undefined && typeof input.requestId !== "string")
     throw new TypeError("submission.requestId: must be a string");
+  if (input.requestId !== undefined)
+    checkTextBytes(input.requestId, MAX_KEY_BYTES, "submission.requestId");
   const content = copyValue(tx, input.content, "submission.content");
   tx.bytes += RECORD_BYTES;
   await tx.requireConversation(conversationId);

@@ -244,7 +244,7 @@ describe("tasks > abort marks the live owned tasks", () => {
 
   it("a tree whose records exceed the commit limit is aborted all the same: the task in one commit, its owned tasks by the scheduler", async () => {
     // Each owned task carries a 3,000-character input: the three do not fit in one 8 KiB commit.
-    const BigLeaf = defineTask<string>({
+    const BigLeaf = defineTask<string, { phase: "hold" }>({
       name: "t.big-leaf",
       version: 1,
       initial: () => ({ phase: "hold" }),
