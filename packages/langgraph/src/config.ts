@@ -1,4 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { jsonBytes, MAX_KEY_BYTES } from "@durably/core";
 import { getCheckpointId } from "@langchain/langgraph-checkpoint";
 import { CheckpointConfigError } from "./errors.js";
 
@@ -15,6 +16,21 @@ export function threadIdOf(value: unknown, where: string): string {
   throw new CheckpointConfigError(
     `${where}: config.configurable.thread_id must be a non-empty string, got ${describe(value)}`,
   );
+}
+
+/**
+ * An id a write stores under (a thread id, the checkpoint id writes belong
+ * to): it keys a Durably document, whose key may hold at most
+ * `MAX_KEY_BYTES` of JSON text on every backend (PostgreSQL indexes it).
+ * Reads of a longer id find nothing, as for any id never written.
+ */
+function storableKey(value: string, field: string, where: string): string {
+  const bytes = jsonBytes(value);
+  if (bytes > MAX_KEY_BYTES)
+    throw new CheckpointConfigError(
+      `${where}: config.configurable.${field} is ${bytes} bytes of JSON text, over the limit of ${MAX_KEY_BYTES} bytes (it keys a Durably document); nothing was stored`,
+    );
+  return value;
 }
 
 function nsOf(value: unknown, where: string): string {
@@ -43,7 +59,7 @@ export function putTarget(config: RunnableConfig): ThreadAddress & { parentId?: 
   const c = configurableOf(config, "put");
   const parentId = checkpointIdOf(c.checkpoint_id, "put", "config.configurable.checkpoint_id");
   return {
-    threadId: threadIdOf(c.thread_id, "put"),
+    threadId: storableKey(threadIdOf(c.thread_id, "put"), "thread_id", "put"),
     ns: nsOf(c.checkpoint_ns, "put"),
     ...(parentId !== undefined ? { parentId } : {}),
   };
@@ -62,9 +78,9 @@ export function writesTarget(config: RunnableConfig): ThreadAddress & { checkpoi
       "putWrites: config.configurable.checkpoint_id is missing (writes belong to a checkpoint)",
     );
   return {
-    threadId: threadIdOf(c.thread_id, "putWrites"),
+    threadId: storableKey(threadIdOf(c.thread_id, "putWrites"), "thread_id", "putWrites"),
     ns: nsOf(c.checkpoint_ns, "putWrites"),
-    checkpointId,
+    checkpointId: storableKey(checkpointId, "checkpoint_id", "putWrites"),
   };
 }
 

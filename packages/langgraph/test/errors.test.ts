@@ -57,6 +57,39 @@ describe("bad input", () => {
     await saver.close();
   });
 
+  it("refuses a thread id longer than a Durably document key may be, naming both sizes; reads of it find nothing", async () => {
+    const saver = new DurablyCheckpointSaver(new MemoryStorage());
+    const atLimit = "é".repeat(511); // 1,022 bytes and two quotes: exactly MAX_KEY_BYTES
+    const over = `${atLimit}x`;
+    await saver.put({ configurable: { thread_id: atLimit } }, checkpoint(), meta, {});
+    expect(await saver.getTuple({ configurable: { thread_id: atLimit } })).toBeDefined();
+    await expect(
+      saver.put({ configurable: { thread_id: over } }, checkpoint(), meta, {}),
+    ).rejects.toMatchObject({
+      name: "CheckpointConfigError",
+      message:
+        "put: config.configurable.thread_id is 1025 bytes of JSON text, over the limit of 1024 bytes (it keys a Durably document); nothing was stored",
+    });
+    await expect(
+      saver.putWrites(
+        { configurable: { thread_id: over, checkpoint_id: "c" } },
+        [["a", 1]],
+        "task",
+      ),
+    ).rejects.toBeInstanceOf(CheckpointConfigError);
+    await expect(
+      saver.putWrites(
+        { configurable: { thread_id: atLimit, checkpoint_id: over } },
+        [["a", 1]],
+        "task",
+      ),
+    ).rejects.toThrow(
+      "putWrites: config.configurable.checkpoint_id is 1025 bytes of JSON text, over the limit of 1024 bytes",
+    );
+    expect(await saver.getTuple({ configurable: { thread_id: over } })).toBeUndefined();
+    await saver.close();
+  });
+
   it("reports stored data it did not write as CheckpointDataCorrupted, naming conversation and entry", async () => {
     const session = await Session.open(new MemoryStorage());
     const saver = new DurablyCheckpointSaver(session);
