@@ -8,6 +8,7 @@ import { checkKeys } from "./option-keys.js";
 import type { Tool } from "./tool.js";
 import { parseArguments } from "./tool-call.js";
 import type { ToolCheckpoint } from "./tool-task.js";
+import { checkTextBytes, MAX_KEY_BYTES } from "../domain/json-size.js";
 
 /** The entry kind that records a person's decision on a tool call (not sent to the model). */
 export const APPROVAL_ENTRY = "durably.approval";
@@ -67,6 +68,9 @@ export function checkApproval(toolCallId: unknown, input: unknown): ApprovalInpu
     throw new TypeError("approve: reason must be a string");
   if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
     throw new TypeError("approve: requestId must be a non-empty string");
+  // Checked here too (the submission checks it when stored) so the error names the call's field.
+  if (i.requestId !== undefined)
+    checkTextBytes(i.requestId as string, MAX_KEY_BYTES, "approve: requestId");
   return {
     approved: i.approved,
     ...(i.reason !== undefined ? { reason: i.reason } : {}),

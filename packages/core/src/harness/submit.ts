@@ -9,6 +9,7 @@ import { InboxDoc, type WriteEntry } from "./inbox.js";
 import { LiveDoc } from "./live.js";
 import { isBusy, placeInput, type GenerationInput } from "./placement.js";
 import { appendWrite, checkWriteEntry } from "./writes.js";
+import { checkTextBytes, MAX_KEY_BYTES } from "../domain/json-size.js";
 
 /** An input: a user message the model answers. */
 export interface SubmitInputMessage {
@@ -66,6 +67,9 @@ export function checkSubmit(input: SubmitInput, models: ReadonlySet<string>): Ch
       throw new TypeError(`submit: ${key} is not a field of a ${i.type} (${fields.join(", ")})`);
   if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
     throw new TypeError("submit: requestId must be a non-empty string");
+  // Checked here too (the submission checks it when stored) so the error names the call's field.
+  if (i.requestId !== undefined)
+    checkTextBytes(i.requestId as string, MAX_KEY_BYTES, "submit: requestId");
   const requestId = i.requestId;
   const whenBusy = i.whenBusy as string | undefined;
   const common = {

@@ -338,6 +338,29 @@ describe("clearer errors", () => {
     }
   });
 
+  it("a requestId over the key limit is refused by submit and approve naming the call's field, storing nothing", async () => {
+    const storage = new CountingStorage();
+    const harness = await Harness.open(storage, { model: model() });
+    try {
+      const root = await harness.root();
+      const commits = storage.commits;
+      const long = "r".repeat(1023); // 1,025 bytes of JSON text with its quotes
+      await refusedWith(
+        root.submit({ type: "input", content: "q", requestId: long }),
+        "submit: requestId: 1025 bytes of JSON text, over the limit of 1024 bytes",
+      );
+      await refusedWith(
+        root.approve("call_1", { approved: true, requestId: long }),
+        "approve: requestId: 1025 bytes of JSON text, over the limit of 1024 bytes",
+      );
+      expect(storage.commits).toBe(commits);
+      const ok = await root.submit({ type: "input", content: "q", requestId: long.slice(1) });
+      expect((await ok.wait()).status).toBe("done");
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("watch names maxFrames (and refuses an unknown option)", async () => {
     const harness = await Harness.open(new MemoryStorage(), { model: model() });
     try {
