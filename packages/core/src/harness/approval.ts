@@ -69,8 +69,7 @@ export function checkApproval(toolCallId: unknown, input: unknown): ApprovalInpu
   if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
     throw new TypeError("approve: requestId must be a non-empty string");
   // Checked here too (the submission checks it when stored) so the error names the call's field.
-  if (i.requestId !== undefined)
-    checkTextBytes(i.requestId, MAX_KEY_BYTES, "approve: requestId");
+  if (i.requestId !== undefined) checkTextBytes(i.requestId, MAX_KEY_BYTES, "approve: requestId");
   return {
     approved: i.approved,
     ...(i.reason !== undefined ? { reason: i.reason } : {}),

@@ -68,8 +68,7 @@ export function checkSubmit(input: SubmitInput, models: ReadonlySet<string>): Ch
   if (i.requestId !== undefined && (typeof i.requestId !== "string" || i.requestId === ""))
     throw new TypeError("submit: requestId must be a non-empty string");
   // Checked here too (the submission checks it when stored) so the error names the call's field.
-  if (i.requestId !== undefined)
-    checkTextBytes(i.requestId, MAX_KEY_BYTES, "submit: requestId");
+  if (i.requestId !== undefined) checkTextBytes(i.requestId, MAX_KEY_BYTES, "submit: requestId");
   const requestId = i.requestId;
   const whenBusy = i.whenBusy as string | undefined;
   const common = {
