@@ -9,6 +9,7 @@ import {
 } from "@durably/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresHost, openPostgresStorage } from "../src/index.js";
+import { TABLES } from "../src/schema-check.js";
 import { checkSessionKey, MAX_SESSION_KEY_BYTES } from "../src/session-key.js";
 import { openTestStorage, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
 
@@ -137,6 +138,47 @@ describe.skipIf(!PG_URL)(
       } finally {
         await opened.close();
         await again.close();
+      }
+    });
+
+    it("a session renamed in SQL (the README's way to keep one stored under a key now refused) opens under its new key with everything", async () => {
+      const before = `old-${randomUUID()}`;
+      const after = `new-${randomUUID()}`;
+      const storage = await openTestStorage(before);
+      let opened = await Session.open(storage);
+      await opened.commit(async (tx) => {
+        (await tx.doc(Pages, ROOT, KEY, 1)).n = 7;
+        await tx.createSubmission(ROOT, { type: "write", content: "c", requestId: REQUEST });
+      });
+      await opened.close();
+      await storage.close();
+      // Every table with a session_key column, in one transaction, with no host holding the session.
+      const tables = Object.keys(TABLES).filter((t) => TABLES[t]?.includes("session_key"));
+      expect(tables).toHaveLength(7);
+      const client = await pool!.connect();
+      try {
+        await client.query("BEGIN");
+        for (const table of tables)
+          await client.query(
+            `UPDATE durably.${table} SET session_key = $1 WHERE session_key = $2`,
+            [after, before],
+          );
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+      const renamed = await openTestStorage(after);
+      opened = await Session.open(renamed);
+      try {
+        expect(await opened.snapshot(Pages, ROOT, KEY)).toEqual({ n: 7 });
+        expect(await opened.read.submissionByRequest(ROOT, REQUEST)).toBeDefined();
+        await opened.commit(async (tx) => {
+          (await tx.doc(Pages, ROOT, KEY, 1)).n = 8;
+        });
+        expect(await opened.snapshot(Pages, ROOT, KEY)).toEqual({ n: 8 });
+      } finally {
+        await opened.close();
+        await renamed.close();
       }
     });
 

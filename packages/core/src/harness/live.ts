@@ -101,3 +101,14 @@ export const LiveDoc = defineDoc<LiveState, "conversation">({
   // Streaming appends many small deltas; a base every so often keeps reads short.
   checkpointWhen: (_value, _ops, { deltasSinceBase }) => deltasSinceBase >= 64,
 });
+
+/** Whether a tool slot shows output (the newest part, or a cut of earlier parts). */
+export const holdsOutput = (slot: LiveToolSlot): boolean =>
+  slot.output !== "" || slot.outputCut !== undefined;
+
+/** Makes `attempt` the slot's attempt, with no output yet. */
+export function startAttempt(slot: LiveToolSlot, attempt: number): void {
+  if (slot.attempt !== attempt) slot.attempt = attempt;
+  if (slot.output !== "") slot.output = "";
+  if (slot.outputCut) delete slot.outputCut;
+}

@@ -4,7 +4,7 @@ import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
 import { memoEntry } from "../tasks/memo.js";
-import { LiveDoc, type LiveToolSlot } from "./live.js";
+import { LiveDoc, startAttempt } from "./live.js";
 import { ProgressWriter } from "./progress.js";
 import type { ToolApi, ToolCommitOptions } from "./tool.js";
 import { appendBounded, type ToolOutputBound } from "./tool-output.js";
@@ -21,17 +21,6 @@ function checkKey(key: unknown, what: string): string {
   if (typeof key !== "string" || key === "")
     throw new TypeError(`${what}: key must be a non-empty string`);
   return key;
-}
-
-/** Whether a slot shows output (the newest part, or a cut of earlier parts). */
-export const holdsOutput = (slot: LiveToolSlot): boolean =>
-  slot.output !== "" || slot.outputCut !== undefined;
-
-/** Makes `attempt` the slot's attempt, with no output yet. */
-function startAttempt(slot: LiveToolSlot, attempt: number): void {
-  if (slot.attempt !== attempt) slot.attempt = attempt;
-  if (slot.output !== "") slot.output = "";
-  if (slot.outputCut) delete slot.outputCut;
 }
 
 /** A tool call's `api` and the writer behind `api.output` (the caller settles it when the call ends). */

@@ -17,9 +17,9 @@ import {
   type Hooks,
 } from "./hooks.js";
 import { toolResultEntry } from "./entries.js";
-import { LiveDoc, type LiveToolSlot } from "./live.js";
+import { holdsOutput, LiveDoc, type LiveToolSlot } from "./live.js";
 import type { Tool } from "./tool.js";
-import { holdsOutput, toolApi } from "./tool-api.js";
+import { toolApi } from "./tool-api.js";
 import type { SubagentDeps } from "./subagent.js";
 import { callTool, NOT_CALLED, type ToolCallOutcome } from "./tool-call.js";
 import { boundedOutputText, type ToolOutputBound } from "./tool-output.js";

@@ -236,7 +236,9 @@ export class Scheduler {
   /**
    * Requests abort (durably: `abortRequested`), in one commit, for the task
    * and every live task it owns, at all depths: once this resolves each of
-   * their running phases has seen `rt.signal` abort. Owned live tasks end
+   * their running phases has seen `rt.signal` abort (unless their records
+   * do not fit in one commit: then the task is marked alone, and its owned
+   * tasks by the scheduler right after, as for an owner that failed). Owned live tasks end
    * first; then the definition's `abort` handler runs and the task ends
    * `aborted`. A task already `completing` keeps its outcome (its work is
    * done; its owned tasks are aborted). A task this process has no code for
@@ -447,8 +449,8 @@ export class Scheduler {
     void this.transition(
       id,
       (tx) => markChildrenIn(tx, id, singly ? 1 : Infinity),
-      () => {
-        if (singly) this.recheck.add(id);
+      (marked) => {
+        if (singly && marked > 0) this.recheck.add(id);
       },
       (error) => {
         if (error instanceof CommitTooLarge && !singly) {

@@ -7,6 +7,8 @@ import { checkCheckpoint, type AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 
 const LIVE = ["pending", "running", "waiting", "completing"] as const;
+/** Running tasks first: an abort's marks reach the tasks doing work soonest. */
+const MARK_ORDER = ["running", "waiting", "pending", "completing"] as const;
 const PAGE = 256;
 
 export function isLive(task: TaskRecord): boolean {
@@ -17,18 +19,20 @@ export function isLive(task: TaskRecord): boolean {
  * The owned tasks of `owner` that are not terminal, as this transaction sees
  * them (stored plus prepared commits). A table read: call it before the
  * transaction's first table write. `limit` stops early (existence checks).
+ * `unmarked`: only those not abort-marked yet, running ones first.
  */
 export async function liveChildren(
   tx: Transaction,
   owner: TaskId,
   limit = Number.POSITIVE_INFINITY,
+  unmarked = false,
 ): Promise<TaskRecord[]> {
   const out: TaskRecord[] = [];
-  for (const status of LIVE) {
+  for (const status of unmarked ? MARK_ORDER : LIVE) {
     let cursor: Cursor | undefined;
     do {
       const page = await tx.scanTasks(
-        { owner, status },
+        unmarked ? { owner, status, abortRequested: false } : { owner, status },
         Math.min(PAGE, Math.max(1, limit - out.length)),
         cursor,
       );
@@ -306,10 +310,9 @@ export function propagatesAbort(task: TaskRecord): boolean {
 export async function markChildrenIn(tx: Transaction, id: TaskId, max = Infinity): Promise<number> {
   const task = await tx.task(id);
   if (!task || !propagatesAbort(task)) return 0;
-  const unmarked = (await liveChildren(tx, id)).filter((child) => !child.abortRequested);
-  const marked = unmarked.slice(0, max);
-  for (const child of marked) await tx.putTask({ ...child, abortRequested: true });
-  return marked.length;
+  const unmarked = await liveChildren(tx, id, max, true);
+  for (const child of unmarked) await tx.putTask({ ...child, abortRequested: true });
+  return unmarked.length;
 }
 
 /** A running, abort-requested task that still owns live tasks goes back to `pending`, freeing its slot. */
