@@ -48,9 +48,11 @@ describe("the PostgreSQL backend", () => {
       [PG_URL_VAR]: "postgres://demo:s3cret-pw@127.0.0.1:1/nothing",
     });
     expect(code).toBe(1);
+    // The storage's typed error, naming the server (without the password) and what failed.
     expect(stderr).toContain(
-      "PostgresUnavailable: cannot use the PostgreSQL server postgres://demo@127.0.0.1:1/nothing (from DURABLY_PG_URL): connect ECONNREFUSED",
+      "PostgresUnavailable: cannot use the PostgreSQL server postgres://demo@127.0.0.1:1/nothing (from DURABLY_PG_URL): StorageIOError: PostgreSQL 127.0.0.1:1/nothing: opening session",
     );
+    expect(stderr).toContain("failed: connect ECONNREFUSED 127.0.0.1:1");
     expect(stderr).not.toContain("s3cret-pw");
   });
 

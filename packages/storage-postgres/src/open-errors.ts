@@ -46,7 +46,14 @@ export function isTyped(error: unknown): boolean {
 }
 
 function detail(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  // A name with several addresses (localhost: ::1 and 127.0.0.1) fails as an AggregateError with
+  // no message of its own: each attempt's says where.
+  const message =
+    error instanceof AggregateError && error.message === "" && error.errors.length > 0
+      ? error.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join("; ")
+      : error instanceof Error
+        ? error.message
+        : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && code.length > 0 ? `${message} [${code}]` : message;
 }

@@ -8,6 +8,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresHost, openPostgresStorage } from "../src/index.js";
 import { migrations } from "../src/schema.js";
+import { ioFailure } from "../src/open-errors.js";
 import { FUNCTIONS, TABLES } from "../src/schema-check.js";
 import { freshSession, openTestStorage, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
 
@@ -45,6 +46,22 @@ async function relations(schema: string): Promise<string[]> {
   );
   return found.rows.map((r) => r.relname);
 }
+
+describe("ioFailure", () => {
+  it("a name with several addresses that all refused (Node's AggregateError, no message of its own) says each attempt", () => {
+    const refused = (address: string) =>
+      Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: "ECONNREFUSED" });
+    const all = Object.assign(new AggregateError([refused("::1:1"), refused("127.0.0.1:1")], ""), {
+      code: "ECONNREFUSED",
+    });
+    const error = ioFailure(all, "localhost:1/appdb", 'opening session "s"');
+    expect(error).toBeInstanceOf(StorageIOError);
+    expect((error as Error).message).toBe(
+      'PostgreSQL localhost:1/appdb: opening session "s" failed: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1 [ECONNREFUSED]',
+    );
+    expect((error as Error).cause).toBe(all);
+  });
+});
 
 describe.skipIf(!PG_URL)("PostgresStorage > open and read errors are typed", () => {
   it("an unreachable server is StorageIOError naming host:port/database (never the password), the driver's error as cause", async () => {
