@@ -9,6 +9,7 @@ import type { Pool } from "pg";
 import { CommitWriter } from "./commit-writer.js";
 import { CallNotSent, type GroupCommitter } from "./group-commit.js";
 import { releaseSessionLease, type SessionLease } from "./host-lease.js";
+import { detail, isTyped } from "./open-errors.js";
 import { PostgresReads } from "./postgres-reads.js";
 
 /** What a session needs of the host that opened it. */
@@ -95,9 +96,17 @@ export class HostSessionBackend extends PostgresReads implements StorageBackend 
       if (error instanceof CallNotSent) throw error.cause;
       // A fenced commit changed nothing, but this session may never write again;
       // any other failure leaves the outcome unknown.
-      if (error instanceof StorageLocked) this.#broken ??= error;
-      else this.fail(error);
-      throw error;
+      if (error instanceof StorageLocked) {
+        this.#broken ??= error;
+        throw error;
+      }
+      this.fail(error);
+      // The call in flight gets a typed error too (the driver's as its cause), as every later call does.
+      if (isTyped(error)) throw error;
+      throw new StoragePoisoned(
+        `the PostgreSQL storage of session ${JSON.stringify(this.sessionKey)}: a commit's outcome is unknown (${detail(error)}); close and reopen it to see whether it was stored`,
+        { cause: error },
+      );
     }
   }
 

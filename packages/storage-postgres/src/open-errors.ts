@@ -45,7 +45,8 @@ export function isTyped(error: unknown): boolean {
   );
 }
 
-function detail(error: unknown): string {
+/** The driver's message with its code: `connect ECONNREFUSED 127.0.0.1:1 [ECONNREFUSED]`. */
+export function detail(error: unknown): string {
   // A name with several addresses (localhost: ::1 and 127.0.0.1) fails as an AggregateError with
   // no message of its own: each attempt's says where.
   const message =

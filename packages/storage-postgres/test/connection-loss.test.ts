@@ -45,7 +45,13 @@ describe.skipIf(!PG_URL)("PostgresStorage > connection loss mid-commit", () => {
     expect(await killOwnerConnection(session)).toBeGreaterThanOrEqual(2);
     await blocker.query("ROLLBACK");
     blocker.release();
-    expect(await pending).toMatchObject({ name: "SessionFailed" });
+    const failed = await pending;
+    expect(failed).toMatchObject({ name: "SessionFailed" });
+    // The commit in flight carries the storage's typed error, the driver's as its cause.
+    const cause = (failed as Error).cause as Error;
+    expect(cause).toMatchObject({ name: "StoragePoisoned" });
+    expect(cause.message).toContain("a commit's outcome is unknown");
+    expect(cause.cause).toMatchObject({ code: "57P01" });
     await expect(durable.commit(() => undefined)).rejects.toMatchObject({ name: "SessionFailed" });
     await durable.close().catch(() => undefined);
 
