@@ -1,5 +1,6 @@
 import type { ConversationId, TaskId } from "../domain/ids.js";
 import type { TaskRecord, TaskStatus } from "../domain/records.js";
+import type { AnyTaskDefinition } from "./define-task.js";
 import type { TaskIndex } from "./task-index.js";
 
 export interface TaskInspection {
@@ -65,4 +66,17 @@ export function inspectTask(
       ? { waitingOn: ([...waitingOn] as TaskId[]).sort((a, b) => a - b) }
       : {}),
   };
+}
+
+/** For `inspect()`: a pending task its definition's `ready` holds back (no side effects). */
+export function heldBack(
+  task: TaskRecord,
+  definitions: ReadonlyMap<string, AnyTaskDefinition>,
+): boolean {
+  if (task.state.status !== "pending" || task.abortRequested) return false;
+  try {
+    return definitions.get(task.kind)?.ready?.(task) === false;
+  } catch {
+    return false; // reported as blocked instead
+  }
 }

@@ -6,7 +6,7 @@ import type { CallOptions, Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
-import { CommitTooLarge } from "../session/value-size.js";
+import { AbortMarks, abortTree } from "./abort-marks.js";
 import { readClock } from "./clock.js";
 import {
   checkSchedulerOptions,
@@ -17,18 +17,15 @@ import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 import { AbortGrace, giveUpAfterGrace } from "./give-up.js";
 import { IdleWaiters } from "./idle-waiters.js";
-import { inspectTask, type SchedulerInspection } from "./inspection.js";
+import { heldBack, inspectTask, type SchedulerInspection } from "./inspection.js";
 import type { RuntimeHost } from "./runtime.js";
 import { TaskIndex } from "./task-index.js";
 import { driveTask, type Run, type RunContext } from "./task-run.js";
 import { TerminalWaiters } from "./terminal-waiters.js";
 import {
-  abortIn,
   finalizeIn,
-  markChildrenIn,
   missingCode,
   orphanIn,
-  propagatesAbort,
   recoverIn,
   reserveIn,
   type Stamp,
@@ -79,10 +76,7 @@ export class Scheduler {
   private readonly runnable = new Set<number>();
   private reserving = 0;
   private readonly stuck = new Map<number, string>();
-  /** Owners whose commit marking their owned tasks failed: it is not retried (it would fail the same way). */
-  private readonly unmarkable = new Set<number>();
-  /** Owners whose owned tasks' records do not fit in one commit: marked one per commit. */
-  private readonly markSingly = new Set<number>();
+  private readonly marks = new AbortMarks();
   private readonly work = new Set<Promise<unknown>>();
   private readonly waits = new TerminalWaiters();
   /** Seq of the commit that stored each live `waiting` state (0: loaded at start). */
@@ -156,8 +150,7 @@ export class Scheduler {
     this.failure = undefined;
     this.index = new TaskIndex();
     this.stuck.clear();
-    this.unmarkable.clear();
-    this.markSingly.clear();
+    this.marks.clear();
     this.waitSeq.clear();
     this.newWaits.clear();
     const early: CommitEvent[] = [];
@@ -234,33 +227,17 @@ export class Scheduler {
   // ---- public operations --------------------------------------------------
 
   /**
-   * Requests abort (durably: `abortRequested`), in one commit, for the task
-   * and every live task it owns, at all depths: once this resolves each of
-   * their running phases has seen `rt.signal` abort (unless their records
-   * do not fit in one commit: then the task is marked alone, and its owned
-   * tasks by the scheduler right after, as for an owner that failed). Owned live tasks end
-   * first; then the definition's `abort` handler runs and the task ends
-   * `aborted`. A task already `completing` keeps its outcome (its work is
-   * done; its owned tasks are aborted). A task this process has no code for
-   * (its kind is not registered, or it is stored at a newer version) ends
-   * `orphaned` with the reason once it owns no live task, running none of
-   * its code. Resolves false when the task is already terminal.
+   * Requests abort (durably: `abortRequested`) for the task and every live
+   * task it owns, at all depths, in one commit (`abortTree`): once this
+   * resolves each of their running phases has seen `rt.signal` abort. Owned
+   * tasks end first; then the definition's `abort` handler runs and the task
+   * ends `aborted`. A `completing` task keeps its outcome (only its owned
+   * tasks are aborted). A task this process has no code for ends `orphaned`
+   * once it owns no live task, running none of its code. Resolves false when
+   * the task is already terminal.
    */
   async abortTask(id: TaskId, options?: CallOptions): Promise<boolean> {
-    const abort = (ownedTree: boolean) =>
-      this.session.commit(
-        (tx) => abortIn(tx, id, this.definitions, this.stamp, ownedTree),
-        options,
-      );
-    try {
-      return await abort(true);
-    } catch (error) {
-      // A tree whose records exceed the session's commit limit: the task alone, its owned tasks
-      // marked by the scheduler a level at a time (as for an owner that failed), so an abort never
-      // fails for the size of what it aborts.
-      if (!(error instanceof CommitTooLarge)) throw error;
-      return abort(false);
-    }
+    return abortTree(this.session, id, this.definitions, this.stamp, options);
   }
 
   /**
@@ -294,7 +271,7 @@ export class Scheduler {
         this.waits.awaitsOf(task.id),
         this.runs.has(task.id) || this.inFlight.has(task.id),
         this.blockedReason(task),
-        this.heldBack(task),
+        heldBack(task, this.definitions),
       ),
     );
     tasks.sort((a, b) => a.id - b.id);
@@ -417,16 +394,6 @@ export class Scheduler {
     }
   }
 
-  /** For `inspect()`: a pending task its definition's `ready` holds back (no side effects). */
-  private heldBack(task: TaskRecord): boolean {
-    if (task.state.status !== "pending" || task.abortRequested) return false;
-    try {
-      return this.definitions.get(task.kind)?.ready?.(task) === false;
-    } catch {
-      return false; // reported as blocked instead
-    }
-  }
-
   /** Decides what a task needs next, from the index; the commit it starts re-checks everything. */
   private evaluate(id: number): void {
     const task = this.index.get(id);
@@ -435,31 +402,22 @@ export class Scheduler {
       this.recheck.add(id);
       return;
     }
-    if (this.mustMarkChildren(task)) this.markChildren(id as TaskId);
+    if (this.marks.due(task, this.index)) this.markChildren(id as TaskId);
     else this.evaluateOwn(id, task);
   }
 
-  /**
-   * Marks an aborting owner's live owned tasks: all in one commit, or, once
-   * their records proved too large for one, one per commit (the owner is
-   * looked at again after each).
-   */
+  /** Marks an aborting owner's live owned tasks (`AbortMarks`), looking at it again while more are due. */
   private markChildren(id: TaskId): void {
-    const singly = this.markSingly.has(id);
     void this.transition(
       id,
-      (tx) => markChildrenIn(tx, id, singly ? 1 : Infinity),
+      this.marks.body(id),
       (marked) => {
-        if (singly && marked > 0) this.recheck.add(id);
+        if (this.marks.again(id, marked)) this.recheck.add(id);
       },
       (error) => {
-        if (error instanceof CommitTooLarge && !singly) {
-          this.markSingly.add(id);
-          this.recheck.add(id);
-          return true;
-        }
-        this.unmarkable.add(id);
-        return false;
+        const retried = this.marks.retried(id, error);
+        if (retried) this.recheck.add(id);
+        return retried;
       },
     );
   }
@@ -501,20 +459,6 @@ export class Scheduler {
       default:
         break;
     }
-  }
-
-  /**
-   * Whether the task propagates abort to live owned tasks not marked yet.
-   * Held (stuck) tasks too: their owned tasks must not run on unaborted.
-   */
-  private mustMarkChildren(task: TaskRecord): boolean {
-    return (
-      propagatesAbort(task) &&
-      !this.unmarkable.has(task.id) &&
-      this.index
-        .liveChildIds(task.id)
-        .some((child) => this.index.get(child)?.abortRequested === false)
-    );
   }
 
   /**

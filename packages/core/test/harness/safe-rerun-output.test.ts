@@ -11,21 +11,9 @@ import {
   type SubmissionId,
   type Tool,
 } from "../../src/index.js";
-import { FaultyStorage } from "../support/faulty-storage.js";
+import { Survivor } from "../support/faulty-storage.js";
 import { MemoryStorage } from "../support/memory.js";
-
-/** A storage whose close leaves the memory behind, so a new harness can reopen it (a restart). */
-class Survivor extends FaultyStorage {
-  override close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-function gate() {
-  let open: () => void = () => undefined;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { gate } from "./support/harness.js";
 
 /**
  * "fetch": a safe tool that streams `lines(attempt)`, then works until

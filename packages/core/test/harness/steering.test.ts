@@ -9,12 +9,7 @@ import {
   type Tool,
 } from "../../src/index.js";
 import { MemoryStorage } from "../support/memory.js";
-
-function gate() {
-  let open: () => void = () => undefined;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { gate } from "./support/harness.js";
 
 /** "wait": runs until its gate opens; `started` resolves when it runs. */
 function waitTool(release: Promise<void>, started: () => void): Tool {

@@ -8,15 +8,8 @@ import {
   type ModelEvent,
   type TaskId,
 } from "../../src/index.js";
-import { FaultyStorage } from "../support/faulty-storage.js";
+import { Survivor } from "../support/faulty-storage.js";
 import { MemoryStorage } from "../support/memory.js";
-
-/** A storage whose close leaves the memory behind, so a new harness can reopen it (a restart). */
-class Survivor extends FaultyStorage {
-  override close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** Rejects naming `what` when `promise` does not settle within `ms`: a hang fails the test instead. */
 function within<T>(promise: Promise<T>, what: string, ms = 2_000): Promise<T> {

@@ -11,18 +11,12 @@ import {
   type TaskRecord,
   type Transaction,
 } from "../../src/index.js";
-import { FaultyStorage } from "../support/faulty-storage.js";
+import { FaultyStorage, Survivor } from "../support/faulty-storage.js";
 import { MemoryStorage } from "../support/memory.js";
 
 export const ROOT = ROOT_CONVERSATION_ID;
 
 /** A storage whose close leaves the memory behind, so a new Session can "reopen" it (a restart). */
-class Survivor extends FaultyStorage {
-  override close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
 export interface TaskWorld {
   session: Session;
   scheduler: Scheduler;

@@ -136,3 +136,10 @@ export async function storedDoc(
   if (!record) return undefined;
   return (await storage.document(record.id, "current"))?.value;
 }
+
+/** A promise the test opens when it chooses. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
