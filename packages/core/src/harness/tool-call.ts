@@ -94,8 +94,6 @@ export async function callTool(
   tools: ReadonlyMap<string, Tool>,
   call: ToolCallPart,
   api: ToolApi,
-  /** Awaited last before the abort check and `execute` (the tool task waits there for an abort on its way). */
-  beforeExecute?: () => Promise<void>,
 ): Promise<ToolCallOutcome | typeof NOT_CALLED> {
   const fail = (content: string): ToolCallOutcome => ({ message: result(call, content, true) });
   const tool = tools.get(call.name);
@@ -107,7 +105,6 @@ export async function callTool(
   const parsed = tool.schema ? await parseArguments(tool, call) : checkArguments(tool, call);
   if ("problem" in parsed) return fail(parsed.problem);
   const args = parsed.args;
-  if (beforeExecute) await beforeExecute();
   // Checked here, with no await before `execute`: an abort requested by now keeps the tool from running at all.
   if (api.signal.aborted) return NOT_CALLED;
   let outcome: unknown;

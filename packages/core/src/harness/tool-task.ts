@@ -6,7 +6,6 @@ import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import { defineTask, type TaskDefinition } from "../tasks/define-task.js";
 import type { TaskRuntime } from "../tasks/runtime.js";
-import { propagatesAbort } from "../tasks/transitions.js";
 import { AgentDoc, type AgentState } from "./agent.js";
 import {
   afterTool,
@@ -85,31 +84,6 @@ const slotOutput = (slot: LiveToolSlot | undefined): string =>
   slot ? boundedOutputText(slot.output, slot.outputCut) : "";
 
 type ToolRuntime = TaskRuntime<ToolTaskInput, ToolCheckpoint>;
-
-/**
- * Whether an abort is on its way to the task: a task up its owner chain
- * (its generation, a subagent's tool) is aborting. `abortTask` marks the
- * owned tasks in its own commit, but an owner that ends failed (or a task
- * created after the abort) has its owned tasks marked by the scheduler a
- * commit later, so `rt.signal` may not have aborted yet.
- */
-async function ownerAborting(rt: ToolRuntime): Promise<boolean> {
-  for (let owner = rt.task.owner; owner !== undefined;) {
-    const record = await rt.getTask(owner);
-    if (!record) return false;
-    if (propagatesAbort(record)) return true;
-    owner = record.owner;
-  }
-  return false;
-}
-
-/** Resolves once `signal` aborts. */
-function untilAborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) =>
-    signal.addEventListener("abort", () => resolve(), { once: true }),
-  );
-}
 
 function callOf(input: ToolTaskInput): ToolCallPart {
   return {
@@ -321,18 +295,12 @@ export function createToolTask(deps: ToolTaskDeps): TaskDefinition<ToolTaskInput
     const context = { conversationId, toolCallId: call.id, toolName: call.name, attempt };
     const verdict = await beforeTool(hooks, call, context);
     if (verdict && "error" in verdict) return void (await failed(verdict.error));
-    // Last thing before `execute` (after the arguments are parsed, which may await): when the owner is
-    // aborting, its abort may reach this task's signal a commit later (`ownerAborting`), so wait for
-    // it rather than run. Bounded: close and a session failure abort the signal too.
-    const abortOnItsWay = async (): Promise<void> => {
-      if (!rt.signal.aborted && (await ownerAborting(rt))) await untilAborted(rt.signal);
-    };
     const { api, output } = toolApi(session, rt, attempt, outputBound, deps.subagents);
     let called: ToolCallOutcome | typeof NOT_CALLED;
     try {
       called = verdict
         ? { message: errorResult(task.input, `blocked: ${verdict.block}`) }
-        : await callTool(tools, call, api, abortOnItsWay);
+        : await callTool(tools, call, api);
     } finally {
       await output.settle().catch(() => undefined); // its own failure surfaces through the session
     }

@@ -26,6 +26,7 @@ import {
   finalizeIn,
   missingCode,
   orphanIn,
+  propagatesAbort,
   recoverIn,
   reserveIn,
   type Stamp,
@@ -126,7 +127,7 @@ export class Scheduler {
       host,
       stamp: this.stamp,
       stopping: () => this.phase !== "started" || this.failure !== undefined,
-      abortRequested: (id) => this.index.get(id)?.abortRequested === true,
+      abortRequested: (id) => this.index.aborting(id),
       onError: (error, id) => this.onError(error, id),
       hold: (id, reason) => this.stuck.set(id, reason),
     };
@@ -318,18 +319,22 @@ export class Scheduler {
         this.runnable.delete(task.id);
         this.waits.resolveTerminal(task);
       }
-      const run = this.runs.get(task.id);
-      if (run && task.abortRequested && !run.abortSeen) {
-        run.abortSeen = true;
-        if (!run.inAbortHandler) {
-          run.controller.abort(
-            new DOMException(`abort requested for task ${task.id}`, "AbortError"),
-          );
-          this.abortGrace.arm(task.id, run);
-        }
-      }
+      if (task.abortRequested) this.abortRun(task.id);
+      // Owned tasks' runs abort with this commit, not when the scheduler's marks reach them.
+      if (propagatesAbort(task))
+        for (const owned of this.index.liveOwnedTree(task.id)) this.abortRun(owned);
     }
     if (touched) this.schedulePump();
+  }
+
+  /** Aborts the signal of the task's run, if it has one that has not seen its abort yet. */
+  private abortRun(id: number): void {
+    const run = this.runs.get(id);
+    if (!run || run.abortSeen) return;
+    run.abortSeen = true;
+    if (run.inAbortHandler) return;
+    run.controller.abort(new DOMException(`abort requested for task ${id}`, "AbortError"));
+    this.abortGrace.arm(id, run);
   }
 
   private noteWait(id: number, seq: number): void {

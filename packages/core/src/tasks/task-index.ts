@@ -1,4 +1,5 @@
 import type { TaskRecord } from "../domain/records.js";
+import { propagatesAbort } from "./transitions.js";
 
 /**
  * The scheduler's in-memory view of every task that is not terminal, kept
@@ -22,6 +23,32 @@ export class TaskIndex {
 
   values(): IterableIterator<TaskRecord> {
     return this.live.values();
+  }
+
+  /**
+   * Whether a live task must abort, as far as stored commits tell: it is
+   * abort-marked, or a task up its owner chain propagates abort (aborting,
+   * or ended other than completed) before the scheduler's marks reach it.
+   * An owner with live tasks is never terminal, so the chain is all here.
+   */
+  aborting(id: number): boolean {
+    const task = this.live.get(id);
+    if (task?.abortRequested) return true;
+    for (let owner = task?.owner; owner !== undefined;) {
+      const record = this.live.get(owner);
+      if (!record) return false;
+      if (propagatesAbort(record)) return true;
+      owner = record.owner;
+    }
+    return false;
+  }
+
+  /** Every live task below `owner` through owner links, at all depths. */
+  liveOwnedTree(owner: number): number[] {
+    const tree = this.liveChildIds(owner).slice();
+    // Breadth first over the ids it appends; owner links cannot cycle.
+    for (let i = 0; i < tree.length; i++) tree.push(...this.liveChildIds(tree[i] as number));
+    return tree;
   }
 
   liveChildIds(owner: number): readonly number[] {

@@ -2,11 +2,12 @@ import { SessionFailed, TaskFaulted } from "../domain/errors.js";
 import type { TaskId } from "../domain/ids.js";
 import { jsonEqual, type Json } from "../domain/json.js";
 import type { TaskOutcome, TaskRecord } from "../domain/records.js";
+import type { Transaction } from "../session/transaction.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 import { CallLatch, GAVE_UP, unlessGivenUp } from "./give-up.js";
 import { TaskRuntime, viewOf, type RuntimeHost } from "./runtime.js";
-import { finishRunningIn, parkIn, type Stamp } from "./transitions.js";
+import { finishRunningIn, markAbortIn, parkIn, type Stamp } from "./transitions.js";
 
 /** One reserved task being run by a scheduler. */
 export interface Run {
@@ -55,7 +56,7 @@ export interface RunContext {
   readonly stamp: Stamp;
   /** The scheduler stops or failed: leave the task as stored. */
   stopping(): boolean;
-  /** Abort is requested for the task, as far as stored commits tell. */
+  /** The task must abort, as far as stored commits tell: it is marked, or a task up its owner chain propagates abort. */
   abortRequested(id: TaskId): boolean;
   onError(error: unknown, id: TaskId): void;
   /** Holds the task (reported blocked) after a commit ending it failed. */
@@ -134,6 +135,18 @@ async function runAbort(
 ): Promise<void> {
   const id = task.id;
   const { session } = context.host;
+  if (!task.abortRequested) {
+    // Aborting for an owner up its chain: the mark is stored first, so the
+    // handler, a park and the end all see a marked task (as after `abortTask`).
+    const marked = await commitOrHold(
+      context,
+      id,
+      (tx) => markAbortIn(tx, id),
+      "storing its abort mark",
+    );
+    if (!marked || marked.state.status !== "running" || context.stopping()) return;
+    task = marked;
+  }
   if (context.host.hasLiveChildren(id)) {
     // Owned work drains first; give the slot back meanwhile (the pump reserves it again).
     await session.commit((tx) => parkIn(tx, id));
@@ -164,13 +177,33 @@ async function endTask(
   id: TaskId,
   outcome: TaskOutcome,
 ): Promise<void> {
+  await commitOrHold(
+    context,
+    id,
+    (tx) => finishRunningIn(tx, id, definition, outcome, context.stamp),
+    "ending the task",
+  );
+}
+
+/**
+ * One of the scheduler's commits for a task it runs. A failure that is not
+ * the session's holds the task (reported blocked, `what` failed) and
+ * resolves `undefined`: retrying would fail the same way.
+ */
+async function commitOrHold<T>(
+  context: RunContext,
+  id: TaskId,
+  body: (tx: Transaction) => Promise<T>,
+  what: string,
+): Promise<T | undefined> {
   const { session } = context.host;
   try {
-    await session.commit((tx) => finishRunningIn(tx, id, definition, outcome, context.stamp));
+    return await session.commit(body);
   } catch (error) {
     if (error instanceof SessionFailed || session.failed) throw error;
     const info = errorInfo(error);
-    context.hold(id, `ending the task failed: ${info.name}: ${info.message}`);
+    context.hold(id, `${what} failed: ${info.name}: ${info.message}`);
     context.onError(error, id);
+    return undefined;
   }
 }

@@ -315,6 +315,19 @@ export async function markChildrenIn(tx: Transaction, id: TaskId, max = Infinity
   return unmarked.length;
 }
 
+/**
+ * Stores the abort mark of a running task whose run is aborting although its
+ * own record is not marked yet: a task up its owner chain propagates abort
+ * and the scheduler's marks have not reached it. Its abort handler and end
+ * then happen on a marked record, as after `abortTask`. Returns the record
+ * (unchanged when it is not running or already marked), `null` when it is gone.
+ */
+export async function markAbortIn(tx: Transaction, id: TaskId): Promise<TaskRecord | null> {
+  const task = await tx.task(id);
+  if (!task || task.state.status !== "running" || task.abortRequested) return task ?? null;
+  return tx.putTask({ ...task, abortRequested: true });
+}
+
 /** A running, abort-requested task that still owns live tasks goes back to `pending`, freeing its slot. */
 export async function parkIn(tx: Transaction, id: TaskId): Promise<boolean> {
   const task = await tx.task(id);

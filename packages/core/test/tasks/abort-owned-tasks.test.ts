@@ -62,6 +62,33 @@ const HeldOwner = defineTask({
 });
 const HELD = "its definition's ready() threw: RangeError: no verdict";
 
+/** Lets a FailingTop end: resolved by the test once the tree below it holds. */
+let releaseTop: () => void = () => undefined;
+/** What FailingTop saw right after its failed end was stored: its owned tasks' signals, aborted or not. */
+let seenAtEnd: boolean[] = [];
+
+/** Owns a Middle (which owns a Leaf), then ends failed itself once released, with them still live. */
+const FailingTop = defineTask({
+  name: "t.failing-top",
+  version: 1,
+  initial: () => ({ phase: "spawn" }),
+  phases: {
+    spawn: async (task, rt) => {
+      await rt.commit(async (tx) => {
+        await tx.createTask(Middle, null, { ownership: { kind: "task", taskId: task.id } });
+        return { phase: "fail" };
+      });
+    },
+    fail: async (_task, rt) => {
+      await new Promise<void>((resolve) => (releaseTop = resolve));
+      const error = { name: "Error", message: "top failed" };
+      await rt.commit(() => ({ status: "terminal", outcome: { kind: "failed", error } }));
+      seenAtEnd = [...signals.values()].map((signal) => signal.aborted);
+    },
+  },
+  abort: () => "never: it ends failed",
+});
+
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 2000; i++) {
     if (await check()) return;
@@ -149,6 +176,32 @@ describe("tasks > abort marks the live owned tasks", () => {
     }
   });
 
+  it("an owner that ends failed with live owned tasks: when its failed end is stored, its child's and grandchild's signals have aborted, before the scheduler's marks reach them", async () => {
+    const w = await openTasks([FailingTop, Middle, Leaf]);
+    try {
+      const top = await create(w.session, FailingTop, null);
+      await until("the child and grandchild hold", () => signals.size === 2);
+      const middle = await ownedTask(w, top);
+      const leaf = await ownedTask(w, middle);
+      seenAtEnd = [];
+      releaseTop();
+      await until("the top has ended", () => seenAtEnd.length === 2);
+      expect(seenAtEnd).toEqual([true, true]);
+
+      await w.scheduler.waitForIdle();
+      expect(handlers).toEqual([leaf, middle]); // owned tasks end first
+      for (const id of [middle, leaf]) {
+        const task = await taskOf(w.session, id);
+        expect(task.abortRequested).toBe(true);
+        expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "compensated" });
+      }
+      expect(outcomeOf(await taskOf(w.session, top))).toMatchObject({ kind: "failed" });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
   it("a held owner (its ready() threw) that is aborted passes the abort on: its running child's signal aborts and the child ends aborted; the owner stays held", async () => {
     const w = await openTasks([HeldOwner, Leaf]);
     try {
@@ -207,32 +260,38 @@ describe("tasks > abort marks the live owned tasks", () => {
     }
   });
 
-  it("a held owner whose marking commit failed is not retried (it would fail the same way); the next start marks its tasks", async () => {
+  it("a held owner whose marking commit failed is not retried (it would fail the same way); its late tasks abort all the same, never running a phase: each stores its own mark and ends aborted", async () => {
     const w = await openTasks([HeldOwner, Leaf]);
     const refused = new Error("scan refused");
     const owner = await heldAbortedOwner(w);
     // Armed inside the creating commit: the scheduler's marking commit is the next task scan.
     const first = await createOwned(w, owner, () => {
-      w.storage.readFault = { name: "scanTasks", error: refused };
+      w.storage.readFault = { name: "scanTasks", error: refused, times: 1 };
     });
-    await until("the first late task holds", () => signals.has(first));
+    await until(
+      "the first late task ends",
+      async () => outcomeOf(await taskOf(w.session, first)) !== undefined,
+    );
     const second = await createOwned(w, owner); // the owner is looked at again
-    await until("the second late task holds", () => signals.has(second));
-    expect(w.errors.filter((error) => error === refused)).toHaveLength(1);
-    expect(blocked(w)).toEqual([[owner, "a scheduler commit failed: Error: scan refused"]]);
-    for (const id of [first, second])
-      expect((await taskOf(w.session, id)).abortRequested).toBe(false);
-
-    w.storage.readFault = undefined;
-    await w.scheduler.stop();
+    await until(
+      "the second late task ends",
+      async () => outcomeOf(await taskOf(w.session, second)) !== undefined,
+    );
+    try {
+      expect(w.errors.filter((error) => error === refused)).toHaveLength(1);
+      expect(blocked(w)).toEqual([[owner, "a scheduler commit failed: Error: scan refused"]]);
+      for (const id of [first, second]) {
+        const task = await taskOf(w.session, id);
+        expect(task.abortRequested).toBe(true);
+        expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "compensated" });
+        expect(signals.has(id)).toBe(false); // its holding phase never ran
+      }
+    } finally {
+      await w.scheduler.stop();
+    }
     const again = await w.restart();
     try {
       await again.scheduler.waitForIdle();
-      for (const id of [first, second])
-        expect(outcomeOf(await taskOf(again.session, id))).toEqual({
-          kind: "aborted",
-          reason: "compensated",
-        });
       expect(outcomeOf(await taskOf(again.session, owner))).toEqual({
         kind: "aborted",
         reason: "owner aborted",
