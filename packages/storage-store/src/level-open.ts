@@ -8,7 +8,8 @@ import type { LiveLog } from "./level-logs.js";
 import { claimDirectory, type OwnerClaim } from "./level-owners.js";
 import { verifyReplay, type RecoveringDatabase } from "./level-recovery.js";
 import { resetSigns, type ResetSign } from "./level-reset.js";
-import { errno, join, type SyncFs } from "./node-fs.js";
+import { refuseLockedByOther } from "./level-lock-holder.js";
+import { errno, join, nodeProcess, type SyncFs } from "./node-fs.js";
 
 /**
  * How `levelStore` opens a database that can create itself on disk
@@ -166,6 +167,8 @@ export class CheckedOpen {
       try {
         // First: a second open in this process would make LevelDB drop the owner's lock (`level-owners`).
         this.claim ??= claimDirectory(location);
+        // Then another process's: LevelDB would rotate the owner's info log before refusing.
+        refuseLockedByOther(fs, location, nodeProcess()?.pid ?? 0);
         found = inspectLevelDirectory(location, { checkTables: this.checkTables });
         if (found === undefined) return;
         if (exact && found.create !== guess) throw new WrongGuess(found.create);

@@ -65,6 +65,25 @@ function snapshot(dir: string): Record<string, string> {
   return out;
 }
 
+/**
+ * Runs `fn` with `/proc/locks` readable (`shown`) or not, as the store's
+ * checks reach it: through the `node:fs` module object they use.
+ */
+async function withLockTable<T>(shown: boolean, fn: () => Promise<T>): Promise<T> {
+  if (shown) return fn();
+  const fs = process.getBuiltinModule("node:fs");
+  const read = fs.readFileSync;
+  fs.readFileSync = ((path: unknown, ...rest: unknown[]) => {
+    if (path === "/proc/locks") throw Object.assign(new Error("ENOENT"), { code: "ENOENT" });
+    return (read as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof fs.readFileSync;
+  try {
+    return await fn();
+  } finally {
+    fs.readFileSync = read;
+  }
+}
+
 describe("levelStore > single owner within the process", () => {
   it("a second open in the owning process is refused with StorageLocked before LevelDB is asked; a child process still cannot open it; the owner's commits survive a reopen; after close it opens again", async () => {
     const dir = tempDir();
@@ -171,24 +190,34 @@ describe("levelStore > single owner within the process", () => {
     }
   });
 
-  it("a failed open gives the directory back: refused by another process's lock, it opens once that process is gone", async () => {
-    const dir = tempDir();
-    const location = join(dir, "db");
-    const child = spawnTs("./fixtures/hold-open.ts", [location]);
-    try {
-      await waitForLine(child, "ready");
-      const error = await openLevelStorage(location, ClassicLevel).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(StorageLocked);
-      expect((error as Error).message).toContain("another process (or instance) has it open");
-      await killed(child);
-      const storage = await openLevelStorage(location, ClassicLevel);
-      expect(await storage.conversation(1 as never)).toEqual({ id: 1 });
-      await storage.close();
-    } finally {
-      await killed(child);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  for (const [how, hidden, message] of [
+    ["by its lock as /proc/locks shows it", false, /is locked: process \d+ has it open/],
+    [
+      "by LevelDB (no lock table to read, as on other systems)",
+      true,
+      /is locked: another process \(or instance\) has it open/,
+    ],
+  ] as const)
+    it(`a failed open gives the directory back: refused ${how} while another process holds it, it opens once that process is gone`, async () => {
+      const dir = tempDir();
+      const location = join(dir, "db");
+      const child = spawnTs("./fixtures/hold-open.ts", [location]);
+      try {
+        await waitForLine(child, "ready");
+        const error = await withLockTable(!hidden, () =>
+          openLevelStorage(location, ClassicLevel).catch((e: unknown) => e),
+        );
+        expect(error).toBeInstanceOf(StorageLocked);
+        expect((error as Error).message).toMatch(message);
+        await killed(child);
+        const storage = await openLevelStorage(location, ClassicLevel);
+        expect(await storage.conversation(1 as never)).toEqual({ id: 1 });
+        await storage.close();
+      } finally {
+        await killed(child);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 
   it("closing the database directly (not through the storage) gives the directory back too", async () => {
     const dir = tempDir();
