@@ -1,3 +1,5 @@
+import { refuseUnknownFields } from "./option-keys.js";
+
 /** One named part of the instructions; the id lets later layers (a conversation's own) replace it. */
 export interface InstructionSection {
   id: string;
@@ -26,9 +28,7 @@ export function assembleInstructions(value: unknown, where: string): string | un
     if (typeof section !== "object" || section === null || Array.isArray(section))
       throw new TypeError(`${at}: must be { id, text }`);
     const s = section as Record<string, unknown>;
-    for (const key of Object.keys(s))
-      if (key !== "id" && key !== "text")
-        throw new TypeError(`${at}.${key}: not a section field (id, text)`);
+    refuseUnknownFields(s, ["id", "text"], at, "section field");
     if (typeof s.id !== "string" || s.id === "")
       throw new TypeError(`${at}.id: must be a non-empty string`);
     if (ids.has(s.id)) throw new TypeError(`${at}.id: "${s.id}" is used by an earlier section`);

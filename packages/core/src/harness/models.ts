@@ -1,4 +1,5 @@
 import type { Model, ModelPrices } from "./model.js";
+import { refuseUnknownFields } from "./option-keys.js";
 
 /** The model name a run uses when neither its input nor its conversation names one. */
 export const DEFAULT_MODEL = "default";
@@ -42,9 +43,7 @@ export function checkPrices(value: unknown, where: string): ModelPrices {
       `${where}: must be { inputPerMillion, outputPerMillion, cachedInputPerMillion? }`,
     );
   const p = value as Record<string, unknown>;
-  for (const key of Object.keys(p))
-    if (!PRICE_FIELDS.includes(key))
-      throw new TypeError(`${where}.${key}: not a price field (${PRICE_FIELDS.join(", ")})`);
+  refuseUnknownFields(p, PRICE_FIELDS, where, "price field");
   for (const key of PRICE_FIELDS) {
     const n = p[key];
     if (n === undefined && key === "cachedInputPerMillion") continue;
@@ -85,11 +84,7 @@ function registered(name: string, value: unknown, where: string): RegisteredMode
       `${where} must implement stream(request, { signal }), or be { model, contextWindow?, prices?, compactAt? }`,
     );
   const r = value as Record<string, unknown>;
-  for (const key of Object.keys(r))
-    if (!REGISTRATION_FIELDS.includes(key))
-      throw new TypeError(
-        `${where}.${key}: not a registration field (${REGISTRATION_FIELDS.join(", ")})`,
-      );
+  refuseUnknownFields(r, REGISTRATION_FIELDS, where, "registration field");
   if (!isModel(r.model))
     throw new TypeError(`${where}.model must implement stream(request, { signal })`);
   const model = r.model;

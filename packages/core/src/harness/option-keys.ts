@@ -36,3 +36,20 @@ export function checkKeys(
       );
   return value as Record<string, unknown>;
 }
+
+/**
+ * Refuses a key of a checked object that is not one of `fields`, naming it
+ * with its object's path: `where.key: not a <noun> (a, b, c)`. For the
+ * nested declarations (retry settings, prices, sections, scripted turns)
+ * whose shape the caller has checked already.
+ */
+export function refuseUnknownFields(
+  value: object,
+  fields: readonly string[],
+  where: string,
+  noun: string,
+): void {
+  for (const key of Object.keys(value))
+    if (!fields.includes(key))
+      throw new TypeError(`${where}.${key}: not a ${noun} (${fields.join(", ")})`);
+}

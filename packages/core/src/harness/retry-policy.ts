@@ -1,4 +1,5 @@
 import type { ModelError } from "./model.js";
+import { refuseUnknownFields } from "./option-keys.js";
 
 /** How failed model calls are retried (durably: a retry survives a restart). */
 export interface RetrySettings {
@@ -24,11 +25,7 @@ export function retryPolicy(settings: unknown): RetryPolicy {
   if (typeof settings !== "object" || settings === null || Array.isArray(settings))
     throw new TypeError("settings.retry: must be { maxAttempts?, initialDelayMs?, maxDelayMs? }");
   const s = settings as Record<string, unknown>;
-  for (const key of Object.keys(s))
-    if (!(key in DEFAULT_RETRY))
-      throw new TypeError(
-        `settings.retry.${key}: not a retry setting (maxAttempts, initialDelayMs, maxDelayMs)`,
-      );
+  refuseUnknownFields(s, Object.keys(DEFAULT_RETRY), "settings.retry", "retry setting");
   const policy = { ...DEFAULT_RETRY, ...(s as RetrySettings) };
   if (!Number.isSafeInteger(policy.maxAttempts) || policy.maxAttempts < 1)
     throw new TypeError("settings.retry.maxAttempts: must be an integer of at least 1");

@@ -1,6 +1,7 @@
 import { copyJson, type JsonObject } from "../domain/json.js";
 import type { StopReason } from "../domain/records.js";
 import { contentText } from "./content.js";
+import { refuseUnknownFields } from "./option-keys.js";
 import type {
   Model,
   ModelError,
@@ -74,9 +75,7 @@ function checkError(value: unknown, where: string): ScriptedError {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new TypeError(`${where}: must be a message string or { message, ... }`);
   const e = value as Record<string, unknown>;
-  for (const key of Object.keys(e))
-    if (!ERROR_FIELDS.includes(key))
-      throw new TypeError(`${where}.${key}: not an error field (${ERROR_FIELDS.join(", ")})`);
+  refuseUnknownFields(e, ERROR_FIELDS, where, "error field");
   if (typeof e.message !== "string") throw new TypeError(`${where}.message: must be a string`);
   for (const key of ["code", "text"] as const)
     if (e[key] !== undefined && typeof e[key] !== "string")
@@ -98,9 +97,7 @@ function checkUsage(value: unknown, where: string): ModelUsage {
   const u = value as Record<string, unknown> | null;
   if (typeof u !== "object" || u === null || Array.isArray(u))
     throw new TypeError(`${where}: must be { inputTokens, outputTokens } integers`);
-  for (const key of Object.keys(u))
-    if (!USAGE_FIELDS.includes(key))
-      throw new TypeError(`${where}.${key}: not a usage field (${USAGE_FIELDS.join(", ")})`);
+  refuseUnknownFields(u, USAGE_FIELDS, where, "usage field");
   for (const key of USAGE_FIELDS) {
     const n = u[key];
     const optional = key === "cachedInputTokens" || key === "reasoningTokens";
@@ -114,9 +111,7 @@ function checkTurn(turn: unknown, where: string): ScriptedTurn {
   if (typeof turn !== "object" || turn === null || Array.isArray(turn))
     throw new TypeError(`${where}: a turn must be an object`);
   const t = turn as Record<string, unknown>;
-  for (const key of Object.keys(t))
-    if (!TURN_FIELDS.includes(key))
-      throw new TypeError(`${where}.${key}: not a turn field (${TURN_FIELDS.join(", ")})`);
+  refuseUnknownFields(t, TURN_FIELDS, where, "turn field");
   for (const key of ["text", "reasoning"] as const)
     if (t[key] !== undefined && typeof t[key] !== "string")
       throw new TypeError(`${where}.${key}: must be a string`);

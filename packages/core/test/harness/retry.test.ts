@@ -228,6 +228,10 @@ describe("durable retry", () => {
     await expect(open({ attempts: 3 })).rejects.toThrow(
       /settings\.retry\.attempts: not a retry setting/,
     );
+    // A name every object inherits is not a setting either (it was let through once).
+    await expect(open({ toString: 3 })).rejects.toThrow(
+      "settings.retry.toString: not a retry setting (maxAttempts, initialDelayMs, maxDelayMs)",
+    );
   });
 });
 
