@@ -1,6 +1,7 @@
 import { StorageCorrupted, type DocumentContent, type Json, type Op } from "@durably/core";
 import { materializeRevisions, type StoredRevision } from "@durably/core/storage";
-import { query, type Runner } from "./queries.js";
+import { locateUnsafe } from "./bigint-range.js";
+import { query, UnsafeBigint, type Runner } from "./queries.js";
 import { parseContent, type DocumentRow } from "./rows.js";
 
 /** A document's value at one point: what `document()` returns besides the record. */
@@ -42,6 +43,20 @@ function loadSql(s: string): string {
     ORDER BY d.id, r.seq`;
 }
 
+/**
+ * The newest seq a current read takes revisions up to: the largest bigint,
+ * not the largest safe integer, so a damaged seq beyond the safe integers is
+ * read (and reported) rather than skipped.
+ */
+const NEWEST = "9223372036854775807";
+
+/** A joined column's table and name: `r_`-prefixed ones are the revision's. */
+function columnPlace(column: string): { table: string; column: string } {
+  return column.startsWith("r_")
+    ? { table: "document_revisions", column: column.slice(2) }
+    : { table: "documents", column };
+}
+
 export async function loadDocuments(
   runner: Runner,
   schema: string,
@@ -51,8 +66,18 @@ export async function loadDocuments(
 ): Promise<Map<number, LoadedDocument>> {
   const found = new Map<number, LoadedDocument>();
   if (ids.length === 0) return found;
-  const upper = at === "current" ? Number.MAX_SAFE_INTEGER : at;
-  const result = await query<JoinedRow>(runner, loadSql(schema), [session, ids, upper]);
+  const read = {
+    runner,
+    text: loadSql(schema),
+    values: [session, ids, at === "current" ? NEWEST : at],
+  };
+  const result = await query<JoinedRow>(runner, read.text, read.values).catch(
+    async (error: unknown) => {
+      if (error instanceof UnsafeBigint)
+        throw await locateUnsafe(error, read, session, "documents", columnPlace);
+      throw error;
+    },
+  );
   for (const r of result.rows) {
     let loaded = found.get(r.id);
     if (loaded === undefined) {

@@ -1,5 +1,6 @@
 import { StorageLocked } from "@durably/core";
 import type { Pool, PoolClient } from "pg";
+import { checkSessionRow, sessionCountersSql } from "./bigint-range.js";
 import { query, type Runner } from "./queries.js";
 
 /**
@@ -81,6 +82,9 @@ const HOLDER_EXIT_POLL_MS = 50;
  * and is released at once when the statement ends. It must never run on a
  * connection that holds a liveness lock itself (it would re-enter it): it
  * runs on pooled connections, and liveness connections are never pooled.
+ * A row whose counters are beyond the safe integers (damaged) is not taken
+ * either, so it is left as it was; the caller then reports it. The counters
+ * come back as bigints, never `float8`, which would round them.
  */
 function takeSql(s: string): string {
   return `INSERT INTO ${s}.sessions AS held (session_key, next_seq, high_water, lease_owner, lease_token, lease_locked, lease_expires_at, lease_host)
@@ -91,14 +95,19 @@ function takeSql(s: string): string {
           lease_locked = FALSE,
           lease_expires_at = excluded.lease_expires_at,
           lease_host = excluded.lease_host
-        WHERE held.lease_owner IS NULL OR held.lease_expires_at <= now()
+        WHERE (held.lease_owner IS NULL OR held.lease_expires_at <= now()
           OR (held.lease_host IS NOT NULL AND pg_try_advisory_xact_lock(hashtextextended($5::text || held.lease_host, 0)))
-          OR (held.lease_host IS NULL AND held.lease_locked AND pg_try_advisory_xact_lock(hashtextextended($6::text || held.session_key, 0)))
-        RETURNING lease_token::float8 AS lease_token, next_seq::float8 AS next_seq, high_water::float8 AS high_water`;
+          OR (held.lease_host IS NULL AND held.lease_locked AND pg_try_advisory_xact_lock(hashtextextended($6::text || held.session_key, 0))))
+          AND ${sessionCountersSql("held")}
+        RETURNING lease_token, next_seq, high_water`;
 }
 
 interface Holder {
   lease_owner: string | null;
+  /** The counters as text, so a damaged one is reported, never rounded. */
+  lease_token: string;
+  next_seq: string;
+  high_water: string;
   remaining_ms: number;
   /** The lease is live and its holder claims a liveness lock, which may be about to drop. */
   waiting_helps: boolean;
@@ -108,7 +117,9 @@ interface Holder {
  * Takes `session`'s lease for `host`, creating the session on first use.
  * It succeeds when nobody holds the lease, when it expired, or when the
  * holder host's liveness lock is free (the host is gone); otherwise it
- * fails with `StorageLocked` naming the holder, and changes nothing.
+ * fails with `StorageLocked` naming the holder, and changes nothing. A row
+ * whose counters are beyond the safe integers fails with `StorageCorrupted`
+ * naming the session and column, and is left as it was.
  */
 export async function acquireSessionLease(
   pool: Pool,
@@ -128,12 +139,14 @@ export async function acquireSessionLease(
       return { token: row.lease_token, nextSeq: row.next_seq, highWater: row.high_water };
     const found = await query<Holder>(
       pool,
-      `SELECT lease_owner, greatest(0, extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS remaining_ms,
+      `SELECT lease_owner, lease_token::text AS lease_token, next_seq::text AS next_seq, high_water::text AS high_water,
+              greatest(0, extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS remaining_ms,
               lease_owner IS NOT NULL AND (lease_host IS NOT NULL OR lease_locked) AND lease_expires_at > now() AS waiting_helps
          FROM ${s}.sessions WHERE session_key = $1`,
       [session],
     );
     const h = found.rows[0];
+    if (h !== undefined) checkSessionRow(session, h);
     if (h?.waiting_helps === true && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, HOLDER_EXIT_POLL_MS));
       continue;

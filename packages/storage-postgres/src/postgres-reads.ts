@@ -8,7 +8,6 @@ import type {
 } from "@durably/core";
 import {
   scopeKey,
-  startAfter,
   type ConversationFilter,
   type DocumentFilter,
   type DocumentSnapshot,
@@ -21,8 +20,9 @@ import {
 } from "@durably/core/storage";
 import type { Pool } from "pg";
 import { loadDocuments, revisionsWhere } from "./documents.js";
+import { locateUnsafe } from "./bigint-range.js";
 import { ioFailure, serverOfConfig } from "./open-errors.js";
-import { query } from "./queries.js";
+import { query, UnsafeBigint } from "./queries.js";
 import {
   DOCUMENT_COLUMNS,
   documentRecord,
@@ -48,6 +48,45 @@ function orderSql(order: Order): { cmp: string; dir: string } {
   return order === "ascending" ? { cmp: ">", dir: "ASC" } : { cmp: "<", dir: "DESC" };
 }
 
+/** The terms of a read's WHERE and their parameters; `$1` is the session key. */
+class Where {
+  readonly terms = ["session_key = $1"];
+  readonly params: unknown[] = [];
+
+  /** Adds a parameter and returns its placeholder. */
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length + 1}`;
+  }
+
+  equals(column: string, value: unknown): this {
+    if (value !== undefined) this.terms.push(`${column} = ${this.param(value)}`);
+    return this;
+  }
+
+  /**
+   * `id` bounds of a range. An open end (the first page, the start of a
+   * root conversation, the largest safe id) is left out rather than written
+   * as a safe number: a damaged id beyond the safe integers is then read and
+   * reported, never skipped.
+   */
+  ids(lower: { cmp: string; value: number } | undefined, upper?: number): this {
+    if (lower !== undefined) this.terms.push(`id ${lower.cmp} ${this.param(lower.value)}`);
+    if (upper !== undefined && upper < Number.MAX_SAFE_INTEGER)
+      this.terms.push(`id <= ${this.param(upper)}`);
+    return this;
+  }
+
+  get sql(): string {
+    return this.terms.join(" AND ");
+  }
+}
+
+/** An entry range's bounds: `lower < id <= upper`, 0 below being the start. */
+function entryBounds(where: Where, range: EntryRange): Where {
+  return where.ids(range.lower > 0 ? { cmp: ">", value: range.lower } : undefined, range.upper);
+}
+
 /** The typed reads of one session, on the pool: each one indexed query (entry scans one per range). */
 export class PostgresReads {
   constructor(
@@ -56,18 +95,46 @@ export class PostgresReads {
     private readonly session: string,
   ) {}
 
-  /** One read on the pool; a driver error becomes `StorageIOError` naming the server, session and table. */
+  /**
+   * One read on the pool; a driver error becomes `StorageIOError` naming the
+   * server, session and table, a bigint beyond the safe integers
+   * `StorageCorrupted` naming its column and row.
+   */
   async #all<R extends object>(
     table: string,
     text: string,
     values: readonly unknown[],
   ): Promise<R[]> {
+    const params = [this.session, ...values];
     try {
-      return (await query<R & Record<string, unknown>>(this.pool, text, [this.session, ...values]))
-        .rows;
+      return (await query<R & Record<string, unknown>>(this.pool, text, params)).rows;
     } catch (error) {
+      if (error instanceof UnsafeBigint)
+        throw await locateUnsafe(
+          error,
+          { runner: this.pool, text, values: params },
+          this.session,
+          table,
+        );
       throw this.#failure(error, table);
     }
+  }
+
+  /** One page of an id-ordered scan of `table` matching `where`. */
+  #page<R extends object>(
+    table: string,
+    columns: string,
+    where: Where,
+    range: IdRange,
+  ): Promise<R[]> {
+    const { cmp, dir } = orderSql(range.order);
+    where.ids(range.after === undefined ? undefined : { cmp, value: range.after });
+    const limit = where.param(range.limit);
+    return this.#all<R>(
+      table,
+      `SELECT ${columns} FROM ${this.schema}.${table} WHERE ${where.sql} ORDER BY id ${dir} LIMIT ${limit}`,
+      where.params,
+    );
   }
 
   #failure(error: unknown, table: string): unknown {
@@ -96,28 +163,20 @@ export class PostgresReads {
     filter: ConversationFilter,
     range: IdRange,
   ): Promise<ConversationRecord[]> {
-    const owner = filter.ownerTaskId;
-    const after = startAfter(range.order, range.after);
-    const { cmp, dir } = orderSql(range.order);
-    const rows =
-      owner === undefined
-        ? await this.#all<IdRecordRow>(
-            "conversations",
-            `SELECT id, record FROM ${this.schema}.conversations WHERE session_key = $1 AND id ${cmp} $2 ORDER BY id ${dir} LIMIT $3`,
-            [after, range.limit],
-          )
-        : await this.#all<IdRecordRow>(
-            "conversations",
-            `SELECT id, record FROM ${this.schema}.conversations WHERE session_key = $1 AND owner_task_id = $2 AND id ${cmp} $3 ORDER BY id ${dir} LIMIT $4`,
-            [owner, after, range.limit],
-          );
+    const rows = await this.#page<IdRecordRow>(
+      "conversations",
+      "id, record",
+      new Where().equals("owner_task_id", filter.ownerTaskId),
+      range,
+    );
     return rows.map((r) => this.#parse<ConversationRecord>("conversations", r));
   }
 
   async entry(id: number): Promise<StoredEntry | undefined> {
+    // The id too, so a damaged commit_seq is reported with its row.
     const [row] = await this.#all<{ commit_seq: number; record: string }>(
       "entries",
-      `SELECT commit_seq, record FROM ${this.schema}.entries WHERE session_key = $1 AND id = $2`,
+      `SELECT id, commit_seq, record FROM ${this.schema}.entries WHERE session_key = $1 AND id = $2`,
       [id],
     );
     if (row === undefined) return undefined;
@@ -130,10 +189,11 @@ export class PostgresReads {
   async latestHead(ranges: readonly EntryRange[]): Promise<EntryRecord | undefined> {
     // Entries are immutable, so one query per range, newest first, is consistent.
     for (const range of ranges) {
+      const where = entryBounds(new Where().equals("conversation_id", range.conversationId), range);
       const [row] = await this.#all<IdRecordRow>(
         "entries",
-        `SELECT id, record FROM ${this.schema}.entries WHERE session_key = $1 AND conversation_id = $2 AND is_head AND id > $3 AND id <= $4 ORDER BY id DESC LIMIT 1`,
-        [range.conversationId, range.lower, range.upper],
+        `SELECT id, record FROM ${this.schema}.entries WHERE ${where.sql} AND is_head ORDER BY id DESC LIMIT 1`,
+        where.params,
       );
       if (row !== undefined) return this.#parse<EntryRecord>("entries", row);
     }
@@ -148,11 +208,13 @@ export class PostgresReads {
     const dir = order === "descending" ? "DESC" : "ASC";
     const found: IdRecordRow[] = [];
     for (const range of ranges) {
+      const where = entryBounds(new Where().equals("conversation_id", range.conversationId), range);
+      const rest = where.param(limit - found.length);
       found.push(
         ...(await this.#all<IdRecordRow>(
           "entries",
-          `SELECT id, record FROM ${this.schema}.entries WHERE session_key = $1 AND conversation_id = $2 AND id > $3 AND id <= $4 ORDER BY id ${dir} LIMIT $5`,
-          [range.conversationId, range.lower, range.upper, limit - found.length],
+          `SELECT id, record FROM ${this.schema}.entries WHERE ${where.sql} ORDER BY id ${dir} LIMIT ${rest}`,
+          where.params,
         )),
       );
       if (found.length >= limit) break;
@@ -178,22 +240,9 @@ export class PostgresReads {
       filter.abortRequested,
       filter.background,
     ];
-    const after = startAfter(range.order, range.after);
-    const { cmp, dir } = orderSql(range.order);
-    const params: unknown[] = [];
-    const terms = ["session_key = $1"];
-    TASK_FILTERS.forEach(([, column], i) => {
-      if (values[i] === undefined) return;
-      params.push(values[i]);
-      terms.push(`${column} = $${params.length + 1}`);
-    });
-    params.push(after, range.limit);
-    terms.push(`id ${cmp} $${params.length}`);
-    const rows = await this.#all<IdRecordRow>(
-      "tasks",
-      `SELECT id, record FROM ${this.schema}.tasks WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT $${params.length + 1}`,
-      params,
-    );
+    const where = new Where();
+    TASK_FILTERS.forEach(([, column], i) => where.equals(column, values[i]));
+    const rows = await this.#page<IdRecordRow>("tasks", "id, record", where, range);
     return rows.map((r) => this.#parse<TaskRecord>("tasks", r));
   }
 
@@ -207,22 +256,10 @@ export class PostgresReads {
   }
 
   async scanSubmissions(filter: SubmissionFilter, range: IdRange): Promise<SubmissionRecord[]> {
-    const { conversationId, status } = filter;
-    const after = startAfter(range.order, range.after);
-    const { cmp, dir } = orderSql(range.order);
-    const s = this.schema;
-    const rows =
-      status === undefined
-        ? await this.#all<IdRecordRow>(
-            "submissions",
-            `SELECT id, record FROM ${s}.submissions WHERE session_key = $1 AND conversation_id = $2 AND id ${cmp} $3 ORDER BY id ${dir} LIMIT $4`,
-            [conversationId, after, range.limit],
-          )
-        : await this.#all<IdRecordRow>(
-            "submissions",
-            `SELECT id, record FROM ${s}.submissions WHERE session_key = $1 AND conversation_id = $2 AND status = $3 AND id ${cmp} $4 ORDER BY id ${dir} LIMIT $5`,
-            [conversationId, status, after, range.limit],
-          );
+    const where = new Where()
+      .equals("conversation_id", filter.conversationId)
+      .equals("status", filter.status);
+    const rows = await this.#page<IdRecordRow>("submissions", "id, record", where, range);
     return rows.map((r) => this.#parse<SubmissionRecord>("submissions", r));
   }
 
@@ -285,27 +322,15 @@ export class PostgresReads {
 
   async scanDocuments(filter: DocumentFilter, range: IdRange): Promise<DocumentRecord[]> {
     const { at, kind } = filter;
-    const after = startAfter(range.order, range.after);
-    const { cmp, dir } = orderSql(range.order);
-    const params: unknown[] = [scopeKey(filter.scope)];
-    const terms = ["session_key = $1", "scope = $2"];
-    if (kind !== undefined) {
-      params.push(exactText(kind));
-      terms.push(`kind = $${params.length + 1}`);
-    }
-    if (at === "current") terms.push("retired_at IS NULL");
+    const where = new Where()
+      .equals("scope", scopeKey(filter.scope))
+      .equals("kind", kind === undefined ? undefined : exactText(kind));
+    if (at === "current") where.terms.push("retired_at IS NULL");
     else {
-      params.push(at);
-      const n = params.length + 1;
-      terms.push(`created_at <= $${n}`, `(retired_at IS NULL OR retired_at > $${n})`);
+      const n = where.param(at);
+      where.terms.push(`created_at <= ${n}`, `(retired_at IS NULL OR retired_at > ${n})`);
     }
-    params.push(after, range.limit);
-    terms.push(`id ${cmp} $${params.length}`);
-    const rows = await this.#all<DocumentRow>(
-      "documents",
-      `SELECT ${DOCUMENT_COLUMNS} FROM ${this.schema}.documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT $${params.length + 1}`,
-      params,
-    );
+    const rows = await this.#page<DocumentRow>("documents", DOCUMENT_COLUMNS, where, range);
     return rows.map((row) => documentRecord(this.session, row));
   }
 }

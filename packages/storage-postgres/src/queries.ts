@@ -8,14 +8,30 @@ import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
  * queries on a shared pool are untouched) and turn them into numbers, refusing
  * any value beyond JavaScript's safe integers rather than rounding it.
  */
-const INT8_OID = 20;
+export const INT8_OID = 20;
 const TYPES = new pg.TypeOverrides();
-TYPES.setTypeParser(INT8_OID, (text: string) => {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value))
-    throw new StorageCorrupted(`a bigint column holds ${text}, beyond the safe integer range`);
-  return value;
-});
+TYPES.setTypeParser(INT8_OID, parseBigint);
+
+/**
+ * A bigint the parser refused. The parser cannot know the column or row, so
+ * a reader that can run its statement again names them (bigint-range.ts);
+ * anywhere else it is reported as it is, still `StorageCorrupted`.
+ */
+export class UnsafeBigint extends StorageCorrupted {
+  constructor(readonly text: string) {
+    super(`a bigint column holds ${text}, beyond the safe integer range`);
+  }
+}
+
+/** Whether a bigint's text is a safe integer. Up to 15 characters always is, so the hot path skips the range check. */
+export function isSafeBigintText(text: string): boolean {
+  return text.length < 16 || Number.isSafeInteger(Number(text));
+}
+
+function parseBigint(text: string): number {
+  if (!isSafeBigintText(text)) throw new UnsafeBigint(text);
+  return Number(text);
+}
 
 export type Runner = Pool | PoolClient;
 
