@@ -14,7 +14,8 @@ import {
 } from "./host-lease.js";
 import { HostSessionBackend, type SessionHost } from "./host-session.js";
 import { PostgresStorage } from "./postgres-storage.js";
-import { checkSchemaName, migrate } from "./schema.js";
+import { checkSchemaName } from "./schema-name.js";
+import { migrate } from "./schema.js";
 import { checkPoolSize, checkServer } from "./server-checks.js";
 import { checkSessionKey } from "./session-key.js";
 import { ioFailure, serverOfConfig } from "./open-errors.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openPostgresHost, openPostgresStorage } from "../src/index.js";
-import { checkSchemaName } from "../src/schema.js";
+import { checkSchemaName } from "../src/schema-name.js";
 
 // No server needed: names are refused before any connection is made.
 const NOWHERE = "postgres://nobody@127.0.0.1:1/none";
