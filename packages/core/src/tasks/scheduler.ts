@@ -24,6 +24,7 @@ import { driveTask, type Run, type RunContext } from "./task-run.js";
 import { TerminalWaiters } from "./terminal-waiters.js";
 import {
   finalizeIn,
+  markAbortIn,
   missingCode,
   orphanIn,
   propagatesAbort,
@@ -422,6 +423,7 @@ export class Scheduler {
       (error) => {
         const retried = this.marks.retried(id, error);
         if (retried) this.recheck.add(id);
+        else for (const owned of this.index.liveOwnedTree(id)) this.toCheck.add(owned); // each marks itself
         return retried;
       },
     );
@@ -431,6 +433,12 @@ export class Scheduler {
   private evaluateOwn(id: number, task: TaskRecord): void {
     // A held task still passes its abort on (above), but nothing else moves it; a run moves its own.
     if (this.stuck.has(id) || this.runs.has(id)) return;
+    if (!task.abortRequested && this.index.aborting(id)) {
+      // Aborting for an owner up its chain, its mark not stored yet: it stores its own, so that a
+      // task that is not ready or still waiting aborts too (`markAbortIn`).
+      void this.transition(id as TaskId, (tx) => markAbortIn(tx, id as TaskId));
+      return;
+    }
     const drained = !this.index.hasLiveChildren(id);
     if (
       task.abortRequested &&

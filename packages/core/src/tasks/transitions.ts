@@ -316,16 +316,24 @@ export async function markChildrenIn(tx: Transaction, id: TaskId, max = Infinity
 }
 
 /**
- * Stores the abort mark of a running task whose run is aborting although its
- * own record is not marked yet: a task up its owner chain propagates abort
- * and the scheduler's marks have not reached it. Its abort handler and end
- * then happen on a marked record, as after `abortTask`. Returns the record
- * (unchanged when it is not running or already marked), `null` when it is gone.
+ * Stores the abort mark of a live task that is not marked while a task up
+ * its owner chain propagates abort: the scheduler's marks have not reached
+ * it (they come a commit later), or the commit that would have stored them
+ * failed. A running task's run stores it before its abort handler; the
+ * scheduler, for a pending or waiting one, which the mark then moves on (a
+ * task not ready, or waiting on live tasks, would otherwise never abort).
+ * Returns the record as it is after the commit, `null` when it is gone.
  */
 export async function markAbortIn(tx: Transaction, id: TaskId): Promise<TaskRecord | null> {
   const task = await tx.task(id);
-  if (!task || task.state.status !== "running" || task.abortRequested) return task ?? null;
-  return tx.putTask({ ...task, abortRequested: true });
+  if (!task || task.abortRequested || !isLive(task)) return task ?? null;
+  for (let owner = task.owner; owner !== undefined;) {
+    const record = await tx.task(owner);
+    if (!record) break;
+    if (propagatesAbort(record)) return tx.putTask({ ...task, abortRequested: true });
+    owner = record.owner;
+  }
+  return task;
 }
 
 /** A running, abort-requested task that still owns live tasks goes back to `pending`, freeing its slot. */

@@ -1,0 +1,170 @@
+import { describe, expect, it } from "vitest";
+import { defineTask, type TaskId } from "../../src/index.js";
+import { create, openTasks, outcomeOf, taskOf, type TaskWorld } from "./support.js";
+
+// When the scheduler's commit marking an aborting owner's tasks fails, the
+// owner is held and that commit is not retried; each owned task then stores
+// its own mark. Not only the running ones: a task that is not ready (a tool
+// call waiting for approval) or still waiting on live tasks would otherwise
+// never be reserved, so never abort.
+
+const refused = new Error("scan refused");
+
+function blocked(w: TaskWorld): [number, string | undefined][] {
+  return w.scheduler.inspect().blocked.map((t) => [t.id, t.blocked]);
+}
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+const ended = (w: TaskWorld, id: TaskId) => async () =>
+  outcomeOf(await taskOf(w.session, id)) !== undefined;
+
+/** Never runs: its ready() throws, so the scheduler holds it (reported blocked). */
+const HeldOwner = defineTask({
+  name: "m.held-owner",
+  version: 1,
+  initial: () => ({ phase: "run" }),
+  ready: () => {
+    throw new RangeError("no verdict");
+  },
+  phases: {
+    run: () => {
+      throw new Error("never run: the task is held");
+    },
+  },
+  abort: () => "owner aborted",
+});
+
+/** Waits for a decision, like a tool call waiting for approval: never ready here. */
+const Undecided = defineTask({
+  name: "m.undecided",
+  version: 1,
+  initial: () => ({ phase: "approval" }),
+  ready: () => false,
+  phases: {
+    approval: () => {
+      throw new Error("never run: no decision comes");
+    },
+  },
+  abort: () => "aborted undecided",
+});
+
+/** Runs until its signal aborts. */
+const Busy = defineTask({
+  name: "m.busy",
+  version: 1,
+  initial: () => ({ phase: "hold" }),
+  phases: {
+    hold: async (_task, rt) => {
+      await rt.sleep(60_000);
+    },
+  },
+  abort: () => "aborted busy",
+});
+
+/** Waits on the task its input names, then completes. */
+const Waiter = defineTask<number, { phase: "wait" } | { phase: "after" }>({
+  name: "m.waiter",
+  version: 1,
+  initial: () => ({ phase: "wait" }),
+  phases: {
+    wait: async (task, rt) => {
+      await rt.commit(() => ({
+        status: "waiting",
+        checkpoint: { phase: "after" },
+        on: [task.input as TaskId],
+        policy: "allSettled",
+      }));
+    },
+    after: async (_task, rt) => {
+      await rt.commit(() => ({ status: "terminal", outcome: { kind: "completed", value: null } }));
+    },
+  },
+  abort: () => "aborted waiter",
+});
+
+let releaseTop: (() => void) | undefined;
+
+/** Owns a Waiter on the task its input names, then ends failed once released, failing the scheduler's next task scan. */
+const FailingTop = defineTask<number, { phase: "spawn" } | { phase: "fail" }>({
+  name: "m.failing-top",
+  version: 1,
+  initial: () => ({ phase: "spawn" }),
+  phases: {
+    spawn: async (task, rt) => {
+      await rt.commit(async (tx) => {
+        await tx.createTask(Waiter, task.input, { ownership: { kind: "task", taskId: task.id } });
+        return { phase: "fail" };
+      });
+    },
+    fail: async (_task, rt) => {
+      await new Promise<void>((resolve) => (releaseTop = resolve));
+      await rt.commit(() => {
+        const error = { name: "Error", message: "top failed" };
+        return { status: "terminal", outcome: { kind: "failed", error } };
+      });
+    },
+  },
+  abort: () => "never: it ends failed",
+});
+
+describe("tasks > owned tasks the scheduler's marks did not reach store their own", () => {
+  it("a not-ready task (waiting for a decision) created for an aborted owner whose marking commit fails ends aborted, marked", async () => {
+    const w = await openTasks([HeldOwner, Undecided]);
+    try {
+      const owner = await create(w.session, HeldOwner, null);
+      await w.scheduler.waitForIdle();
+      await w.scheduler.abortTask(owner);
+      const child = await w.session.commit(async (tx) => {
+        const id = await tx.createTask(Undecided, null, {
+          ownership: { kind: "task", taskId: owner },
+        });
+        w.storage.readFault = { name: "scanTasks", error: refused, times: 1 };
+        return id;
+      });
+      await until("the undecided task ends", ended(w, child));
+      const task = await taskOf(w.session, child);
+      expect(task.abortRequested).toBe(true);
+      expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "aborted undecided" });
+      expect(w.errors.filter((e) => e === refused)).toHaveLength(1);
+      expect(blocked(w)).toEqual([[owner, "a scheduler commit failed: Error: scan refused"]]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("a task waiting on a live task outside the tree, whose owner ends failed and whose marking commit fails, ends aborted, marked, while that task runs on", async () => {
+    const w = await openTasks([Busy, Waiter, FailingTop]);
+    try {
+      const outside = await create(w.session, Busy, null);
+      releaseTop = undefined;
+      const top = await create(w.session, FailingTop, outside as number);
+      await until("the top is ready to fail", async () => releaseTop !== undefined);
+      const [waiter] = (await w.session.read.scanTasks({ owner: top }, 10)).items;
+      if (!waiter) throw new Error("the top owns no task");
+      await until(
+        "the waiter waits",
+        async () => (await taskOf(w.session, waiter.id)).state.status === "waiting",
+      );
+      w.storage.readFault = { name: "scanTasks", error: refused, times: 1 };
+      releaseTop?.();
+      await until("the waiter ends", ended(w, waiter.id));
+      const task = await taskOf(w.session, waiter.id);
+      expect(task.abortRequested).toBe(true);
+      expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "aborted waiter" });
+      expect(blocked(w)).toEqual([[top, "a scheduler commit failed: Error: scan refused"]]);
+      await until("the top ends", ended(w, top));
+      expect(outcomeOf(await taskOf(w.session, top))).toMatchObject({ kind: "failed" });
+      expect((await taskOf(w.session, outside)).state.status).toBe("running");
+      expect(w.errors).toEqual([refused]);
+    } finally {
+      await w.close();
+    }
+  });
+});
