@@ -14,7 +14,7 @@ function blocked(w: TaskWorld): [number, string | undefined][] {
   return w.scheduler.inspect().blocked.map((t) => [t.id, t.blocked]);
 }
 
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 2000; i++) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 2));
@@ -89,7 +89,12 @@ const Waiter = defineTask<number, { phase: "wait" } | { phase: "after" }>({
   abort: () => "aborted waiter",
 });
 
-let releaseTop: (() => void) | undefined;
+/** Set by FailingTop once it is ready to fail; calling it lets it. */
+const top: { release?: () => void } = {};
+function releaseTop(): void {
+  if (!top.release) throw new Error("the top is not ready to fail");
+  top.release();
+}
 
 /** Owns a Waiter on the task its input names, then ends failed once released, failing the scheduler's next task scan. */
 const FailingTop = defineTask<number, { phase: "spawn" } | { phase: "fail" }>({
@@ -104,7 +109,7 @@ const FailingTop = defineTask<number, { phase: "spawn" } | { phase: "fail" }>({
       });
     },
     fail: async (_task, rt) => {
-      await new Promise<void>((resolve) => (releaseTop = resolve));
+      await new Promise<void>((resolve) => (top.release = resolve));
       await rt.commit(() => {
         const error = { name: "Error", message: "top failed" };
         return { status: "terminal", outcome: { kind: "failed", error } };
@@ -143,24 +148,24 @@ describe("tasks > owned tasks the scheduler's marks did not reach store their ow
     const w = await openTasks([Busy, Waiter, FailingTop]);
     try {
       const outside = await create(w.session, Busy, null);
-      releaseTop = undefined;
-      const top = await create(w.session, FailingTop, outside as number);
-      await until("the top is ready to fail", async () => releaseTop !== undefined);
-      const [waiter] = (await w.session.read.scanTasks({ owner: top }, 10)).items;
+      top.release = undefined;
+      const owner = await create(w.session, FailingTop, outside as number);
+      await until("the top is ready to fail", () => top.release !== undefined);
+      const [waiter] = (await w.session.read.scanTasks({ owner }, 10)).items;
       if (!waiter) throw new Error("the top owns no task");
       await until(
         "the waiter waits",
         async () => (await taskOf(w.session, waiter.id)).state.status === "waiting",
       );
       w.storage.readFault = { name: "scanTasks", error: refused, times: 1 };
-      releaseTop?.();
+      releaseTop();
       await until("the waiter ends", ended(w, waiter.id));
       const task = await taskOf(w.session, waiter.id);
       expect(task.abortRequested).toBe(true);
       expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "aborted waiter" });
-      expect(blocked(w)).toEqual([[top, "a scheduler commit failed: Error: scan refused"]]);
-      await until("the top ends", ended(w, top));
-      expect(outcomeOf(await taskOf(w.session, top))).toMatchObject({ kind: "failed" });
+      expect(blocked(w)).toEqual([[owner, "a scheduler commit failed: Error: scan refused"]]);
+      await until("the top ends", ended(w, owner));
+      expect(outcomeOf(await taskOf(w.session, owner))).toMatchObject({ kind: "failed" });
       expect((await taskOf(w.session, outside)).state.status).toBe("running");
       expect(w.errors).toEqual([refused]);
     } finally {
