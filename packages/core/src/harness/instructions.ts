@@ -28,7 +28,7 @@ export function assembleInstructions(value: unknown, where: string): string | un
     if (typeof section !== "object" || section === null || Array.isArray(section))
       throw new TypeError(`${at}: must be { id, text }`);
     const s = section as Record<string, unknown>;
-    refuseUnknownFields(s, ["id", "text"], at, "section field");
+    refuseUnknownFields(s, ["id", "text"], at, "a section field");
     if (typeof s.id !== "string" || s.id === "")
       throw new TypeError(`${at}.id: must be a non-empty string`);
     if (ids.has(s.id)) throw new TypeError(`${at}.id: "${s.id}" is used by an earlier section`);

@@ -43,7 +43,7 @@ export function checkPrices(value: unknown, where: string): ModelPrices {
       `${where}: must be { inputPerMillion, outputPerMillion, cachedInputPerMillion? }`,
     );
   const p = value as Record<string, unknown>;
-  refuseUnknownFields(p, PRICE_FIELDS, where, "price field");
+  refuseUnknownFields(p, PRICE_FIELDS, where, "a price field");
   for (const key of PRICE_FIELDS) {
     const n = p[key];
     if (n === undefined && key === "cachedInputPerMillion") continue;
@@ -84,7 +84,7 @@ function registered(name: string, value: unknown, where: string): RegisteredMode
       `${where} must implement stream(request, { signal }), or be { model, contextWindow?, prices?, compactAt? }`,
     );
   const r = value as Record<string, unknown>;
-  refuseUnknownFields(r, REGISTRATION_FIELDS, where, "registration field");
+  refuseUnknownFields(r, REGISTRATION_FIELDS, where, "a registration field");
   if (!isModel(r.model))
     throw new TypeError(`${where}.model must implement stream(request, { signal })`);
   const model = r.model;

@@ -39,17 +39,18 @@ export function checkKeys(
 
 /**
  * Refuses a key of a checked object that is not one of `fields`, naming it
- * with its object's path: `where.key: not a <noun> (a, b, c)`. For the
- * nested declarations (retry settings, prices, sections, scripted turns)
- * whose shape the caller has checked already.
+ * with its object's path: `where.key: not <what> (a, b, c)`, `what` with
+ * its article ("an error field"). For the nested declarations (retry
+ * settings, prices, sections, scripted turns) whose shape the caller has
+ * checked already; `checkKeys` words the call options' own refusals.
  */
 export function refuseUnknownFields(
   value: object,
   fields: readonly string[],
   where: string,
-  noun: string,
+  what: string,
 ): void {
   for (const key of Object.keys(value))
     if (!fields.includes(key))
-      throw new TypeError(`${where}.${key}: not a ${noun} (${fields.join(", ")})`);
+      throw new TypeError(`${where}.${key}: not ${what} (${fields.join(", ")})`);
 }

@@ -25,7 +25,7 @@ export function retryPolicy(settings: unknown): RetryPolicy {
   if (typeof settings !== "object" || settings === null || Array.isArray(settings))
     throw new TypeError("settings.retry: must be { maxAttempts?, initialDelayMs?, maxDelayMs? }");
   const s = settings as Record<string, unknown>;
-  refuseUnknownFields(s, Object.keys(DEFAULT_RETRY), "settings.retry", "retry setting");
+  refuseUnknownFields(s, Object.keys(DEFAULT_RETRY), "settings.retry", "a retry setting");
   const policy = { ...DEFAULT_RETRY, ...(s as RetrySettings) };
   if (!Number.isSafeInteger(policy.maxAttempts) || policy.maxAttempts < 1)
     throw new TypeError("settings.retry.maxAttempts: must be an integer of at least 1");

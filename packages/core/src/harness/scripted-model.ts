@@ -75,7 +75,7 @@ function checkError(value: unknown, where: string): ScriptedError {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new TypeError(`${where}: must be a message string or { message, ... }`);
   const e = value as Record<string, unknown>;
-  refuseUnknownFields(e, ERROR_FIELDS, where, "error field");
+  refuseUnknownFields(e, ERROR_FIELDS, where, "an error field");
   if (typeof e.message !== "string") throw new TypeError(`${where}.message: must be a string`);
   for (const key of ["code", "text"] as const)
     if (e[key] !== undefined && typeof e[key] !== "string")
@@ -97,7 +97,7 @@ function checkUsage(value: unknown, where: string): ModelUsage {
   const u = value as Record<string, unknown> | null;
   if (typeof u !== "object" || u === null || Array.isArray(u))
     throw new TypeError(`${where}: must be { inputTokens, outputTokens } integers`);
-  refuseUnknownFields(u, USAGE_FIELDS, where, "usage field");
+  refuseUnknownFields(u, USAGE_FIELDS, where, "a usage field");
   for (const key of USAGE_FIELDS) {
     const n = u[key];
     const optional = key === "cachedInputTokens" || key === "reasoningTokens";
@@ -111,7 +111,7 @@ function checkTurn(turn: unknown, where: string): ScriptedTurn {
   if (typeof turn !== "object" || turn === null || Array.isArray(turn))
     throw new TypeError(`${where}: a turn must be an object`);
   const t = turn as Record<string, unknown>;
-  refuseUnknownFields(t, TURN_FIELDS, where, "turn field");
+  refuseUnknownFields(t, TURN_FIELDS, where, "a turn field");
   for (const key of ["text", "reasoning"] as const)
     if (t[key] !== undefined && typeof t[key] !== "string")
       throw new TypeError(`${where}.${key}: must be a string`);

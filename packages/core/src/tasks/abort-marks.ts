@@ -37,7 +37,8 @@ export async function abortTree(
  * propagates abort and has unmarked ones (it ended other than completed,
  * tasks were created after its abort, or `abortTree` marked it alone). All
  * in one commit, or one per commit once they proved too large for one; a
- * marking commit that fails otherwise is not retried until the next start.
+ * marking commit that fails otherwise is not retried until the next start
+ * (the tasks below that owner then store their own marks: `markAbortIn`).
  */
 export class AbortMarks {
   private readonly unmarkable = new Set<number>();
@@ -46,6 +47,11 @@ export class AbortMarks {
   clear(): void {
     this.unmarkable.clear();
     this.singly.clear();
+  }
+
+  /** Whether a marking commit for `id` failed and is not retried: its owned tasks then store their own marks. */
+  failed(id: number): boolean {
+    return this.unmarkable.has(id);
   }
 
   /** Whether `task` has owned tasks to mark. Held (stuck) tasks too: their owned tasks must not run on unaborted. */

@@ -307,7 +307,8 @@ export class Scheduler {
       if (write.type !== "task") continue;
       touched = true;
       const task = write.value;
-      const before = this.index.get(task.id)?.state;
+      const previous = this.index.get(task.id);
+      const before = previous?.state;
       for (const id of this.index.observe(task)) this.toCheck.add(id);
       if (task.state.status === "waiting") {
         const same = before?.status === "waiting" && jsonEqual(before.on, task.state.on);
@@ -321,8 +322,9 @@ export class Scheduler {
         this.waits.resolveTerminal(task);
       }
       if (task.abortRequested) this.abortRun(task.id);
-      // Owned tasks' runs abort with this commit, not when the scheduler's marks reach them.
-      if (propagatesAbort(task))
+      // Owned tasks' runs abort with the commit that makes their owner propagate abort, not when the
+      // scheduler's marks reach them (a run that starts later checks `index.aborting` itself).
+      if (propagatesAbort(task) && !(previous && propagatesAbort(previous)))
         for (const owned of this.index.liveOwnedTree(task.id)) this.abortRun(owned);
     }
     if (touched) this.schedulePump();
@@ -429,13 +431,20 @@ export class Scheduler {
     );
   }
 
+  /** Whether the scheduler gave up marking the owned tasks of an owner up `task`'s chain (`AbortMarks`). */
+  private marksFailedAbove(task: TaskRecord): boolean {
+    for (let owner = task.owner; owner !== undefined; owner = this.index.get(owner)?.owner)
+      if (this.marks.failed(owner)) return true;
+    return false;
+  }
+
   /** What a task needs next once nothing is left for it to mark. */
   private evaluateOwn(id: number, task: TaskRecord): void {
     // A held task still passes its abort on (above), but nothing else moves it; a run moves its own.
     if (this.stuck.has(id) || this.runs.has(id)) return;
-    if (!task.abortRequested && this.index.aborting(id)) {
-      // Aborting for an owner up its chain, its mark not stored yet: it stores its own, so that a
-      // task that is not ready or still waiting aborts too (`markAbortIn`).
+    if (!task.abortRequested && this.index.aborting(id) && this.marksFailedAbove(task)) {
+      // Aborting for an owner up its chain whose marking commit failed: it stores its own mark, so
+      // that a task that is not ready or still waiting aborts too (`markAbortIn`).
       void this.transition(id as TaskId, (tx) => markAbortIn(tx, id as TaskId));
       return;
     }

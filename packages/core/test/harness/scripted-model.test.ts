@@ -124,6 +124,9 @@ describe("ScriptedModel", () => {
     expect(() => new ScriptedModel([{ txt: "typo" } as never])).toThrow(
       /turns\[0\]\.txt: not a turn field/,
     );
+    expect(() => new ScriptedModel([{ error: { message: "m", bogus: 1 } } as never])).toThrow(
+      "turns[0].error.bogus: not an error field (message, code, retryable, retryAfterMs, kind, text, thrown)",
+    );
     expect(() => new ScriptedModel([], { chunkSize: 0 })).toThrow(/chunkSize/);
   });
 });

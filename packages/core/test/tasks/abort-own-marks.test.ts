@@ -144,6 +144,40 @@ describe("tasks > owned tasks the scheduler's marks did not reach store their ow
     }
   });
 
+  it("when the marking commit succeeds, tasks created for an aborted owner are all marked in it: none stores its own mark", async () => {
+    const w = await openTasks([HeldOwner, Undecided]);
+    try {
+      const owner = await create(w.session, HeldOwner, null);
+      await w.scheduler.waitForIdle();
+      await w.scheduler.abortTask(owner);
+      const marks: number[][] = []; // per commit: the tasks it stored marked that were not before
+      const markedBefore = new Set<number>();
+      w.session.subscribeCommits((event) => {
+        const now = event.writes.flatMap((write) =>
+          write.type === "task" && write.value.abortRequested && !markedBefore.has(write.value.id)
+            ? [write.value.id]
+            : [],
+        );
+        for (const id of now) markedBefore.add(id);
+        if (now.length > 0) marks.push(now);
+      });
+      const children = await w.session.commit(async (tx) => {
+        const ids: TaskId[] = [];
+        for (let i = 0; i < 5; i++)
+          ids.push(
+            await tx.createTask(Undecided, null, { ownership: { kind: "task", taskId: owner } }),
+          );
+        return ids;
+      });
+      for (const child of children) await until("the task ends", ended(w, child));
+      expect(marks[0]).toEqual(children);
+      expect(marks.slice(1)).toEqual([]);
+      expect(w.errors.filter((e) => !(e instanceof RangeError))).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
   it("a task waiting on a live task outside the tree, whose owner ends failed and whose marking commit fails, ends aborted, marked, while that task runs on", async () => {
     const w = await openTasks([Busy, Waiter, FailingTop]);
     try {
