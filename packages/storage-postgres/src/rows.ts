@@ -2,10 +2,17 @@ import { StorageCorrupted, type DocumentRecord, type Json } from "@durably/core"
 
 /**
  * Parses a stored JSON column. A row that does not parse, or is not an
- * object where a record must be, is corruption reported with its table, row
- * and session, so the user can find it; it is never skipped.
+ * object where a record must be, or whose id is not positive (Durably never
+ * writes one; scans do not bound their open ends, so such a row reaches
+ * here), is corruption reported with its table, row and session, so the
+ * user can find it; it is never skipped.
  */
 export function parseRecord<T>(session: string, table: string, id: number, text: string): T {
+  if (!(Number.isSafeInteger(id) && id >= 1))
+    throw new StorageCorrupted(
+      `session ${JSON.stringify(session)} ${table}: the id column holds ${id}, not a positive integer (the row was damaged or written by something else)`,
+      { table, key: `${session}/${id}` },
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);

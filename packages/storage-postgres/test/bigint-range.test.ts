@@ -70,6 +70,25 @@ async function expectCorrupted(
   expect(await rows(table, session)).toEqual(before);
 }
 
+/** `read` rejects with StorageCorrupted naming a row whose id is not positive; the table is unchanged. */
+async function expectNotPositive(
+  session: string,
+  read: () => Promise<unknown>,
+  expected: { table: string; key: string; value: string },
+): Promise<void> {
+  const before = await rows(expected.table, session);
+  const error = await read().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StorageCorrupted);
+  expect(error).toMatchObject({ location: { table: expected.table, key: expected.key } });
+  expect((error as Error).message).toBe(
+    `session ${JSON.stringify(session)} ${expected.table}: the id column holds ${expected.value}, not a positive integer (the row was damaged or written by something else)`,
+  );
+  expect(await rows(expected.table, session)).toEqual(before);
+}
+
 describe.skipIf(!PG_URL)("PostgresStorage > bigints beyond the safe integers", () => {
   it("an entry id beyond them fails both scan orders and latestHead, naming the row; it is never skipped", async () => {
     await withEntries("big-entry", async (storage, session) => {
@@ -110,6 +129,39 @@ describe.skipIf(!PG_URL)("PostgresStorage > bigints beyond the safe integers", (
       );
     });
   });
+
+  for (const id of [0, -2])
+    it(`an id of ${id} (safe, but never written by Durably) fails the scans that meet it, naming the row; it is never returned`, async () => {
+      await withEntries(`nonpositive-${-id}`, async (storage, session) => {
+        await pool!.query(
+          `UPDATE durably.entries SET id = ${id} WHERE session_key = $1 AND id = 3`,
+          [session],
+        );
+        await pool!.query(
+          `INSERT INTO durably.conversations (session_key, id, owner_task_id, record)
+             SELECT session_key, ${id}, owner_task_id, record FROM durably.conversations WHERE session_key = $1 AND id = 1`,
+          [session],
+        );
+        const expected = (table: string) => ({
+          key: `${session}/${id}`,
+          column: "id",
+          value: String(id),
+          table,
+        });
+        for (const order of ["descending", "ascending"] as const) {
+          await expectNotPositive(
+            session,
+            () => storage.scanEntries({ conversationId: C, order }, 10),
+            expected("entries"),
+          );
+          await expectNotPositive(
+            session,
+            () => storage.scanConversations({ order }, 10),
+            expected("conversations"),
+          );
+        }
+      });
+    });
 
   it("a conversation id beyond them fails the first page of either scan order", async () => {
     await withEntries("big-conv", async (storage, session) => {

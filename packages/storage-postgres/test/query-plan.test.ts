@@ -114,6 +114,20 @@ describe.skipIf(!PG_URL)("PostgresStorage > EXPLAIN", () => {
       )
         distinct.set(s.text.replace(/VALUES \(.*\)/s, "VALUES"), s);
     expect(distinct.size).toBeGreaterThan(40);
+    // The fixture reaches the entry ranges (unbounded, bounded) and the scans' next pages, whose
+    // statements bound the id from the cursor where first pages do not.
+    const texts = [...distinct.keys()];
+    for (const shape of [
+      /\.entries WHERE session_key = \$1 AND conversation_id = \$2 ORDER BY id/,
+      /\.entries WHERE session_key = \$1 AND conversation_id = \$2 AND id > \$3 AND id <= \$4 ORDER BY id/,
+      /\.conversations WHERE session_key = \$1 AND id > \$2 ORDER BY id ASC/,
+      /\.tasks WHERE session_key = \$1 AND id < \$2 ORDER BY id DESC/,
+      /\.documents WHERE .* AND id > \$\d+ ORDER BY id ASC/,
+    ])
+      expect(
+        texts.some((text) => shape.test(text)),
+        String(shape),
+      ).toBe(true);
     const offenders: string[] = [];
     for (const { text, values } of distinct.values())
       offenders.push(...(await seqScans(text, values)));
