@@ -60,7 +60,7 @@ describe("levelStore > a directory another process holds is refused before Level
     }
   });
 
-  it("reads /proc/locks: a POSIX lock on LOCK's device and inode held by another pid is the holder; its own pid, a blocked waiter, another device or inode, or a FLOCK lock are not", () => {
+  it("reads /proc/locks: a POSIX lock on LOCK's device and inode held by another pid is the holder; its own pid, a blocked waiter, another device or inode, a FLOCK or OFD lock, or a pid the kernel does not show (0) are not", () => {
     const dev = 254 * 256; // fe:00
     const line = (rest: string) => `1: ${rest}\n`;
     const holder = (table: string) => lockHolder(fakeFs(dev, 2220115, table), "/d", 100);
@@ -70,6 +70,8 @@ describe("levelStore > a directory another process holds is refused before Level
     expect(holder(line("POSIX  ADVISORY  WRITE 24360 fe:01:2220115 0 EOF"))).toBeUndefined();
     expect(holder(line("POSIX  ADVISORY  WRITE 24360 fe:00:2220116 0 EOF"))).toBeUndefined();
     expect(holder(line("FLOCK  ADVISORY  WRITE 24360 fe:00:2220115 0 EOF"))).toBeUndefined();
+    expect(holder(line("OFDLCK ADVISORY  WRITE -1 fe:00:2220115 0 EOF"))).toBeUndefined();
+    expect(holder(line("POSIX  ADVISORY  WRITE 0 fe:00:2220115 0 EOF"))).toBeUndefined();
     expect(
       holder(
         line("POSIX  ADVISORY  WRITE 100 fe:00:2220115 0 EOF") +
