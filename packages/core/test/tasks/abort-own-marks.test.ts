@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { defineTask, type TaskId } from "../../src/index.js";
-import { create, openTasks, outcomeOf, taskOf, type TaskWorld } from "./support.js";
+import {
+  HeldOwner,
+  blocked,
+  create,
+  openTasks,
+  outcomeOf,
+  taskOf,
+  until,
+  type TaskWorld,
+} from "./support.js";
 
 // When the scheduler's commit marking an aborting owner's tasks fails, the
 // owner is held and that commit is not retried; each owned task then stores
@@ -10,36 +19,8 @@ import { create, openTasks, outcomeOf, taskOf, type TaskWorld } from "./support.
 
 const refused = new Error("scan refused");
 
-function blocked(w: TaskWorld): [number, string | undefined][] {
-  return w.scheduler.inspect().blocked.map((t) => [t.id, t.blocked]);
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
-
 const ended = (w: TaskWorld, id: TaskId) => async () =>
   outcomeOf(await taskOf(w.session, id)) !== undefined;
-
-/** Never runs: its ready() throws, so the scheduler holds it (reported blocked). */
-const HeldOwner = defineTask({
-  name: "m.held-owner",
-  version: 1,
-  initial: () => ({ phase: "run" }),
-  ready: () => {
-    throw new RangeError("no verdict");
-  },
-  phases: {
-    run: () => {
-      throw new Error("never run: the task is held");
-    },
-  },
-  abort: () => "owner aborted",
-});
 
 /** Waits for a decision, like a tool call waiting for approval: never ready here. */
 const Undecided = defineTask({

@@ -1,6 +1,17 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { defineTask, type TaskId, type TaskToken } from "../../src/index.js";
-import { ROOT, create, openTasks, outcomeOf, taskOf, type TaskWorld } from "./support.js";
+import {
+  HELD,
+  HeldOwner,
+  ROOT,
+  blocked,
+  create,
+  openTasks,
+  outcomeOf,
+  taskOf,
+  until,
+  type TaskWorld,
+} from "./support.js";
 
 // Each test opens a new storage, so task ids repeat across tests: both are reset per test.
 /** The signal of each task's holding phase, by task id. */
@@ -45,23 +56,6 @@ const Leaf = holder("t.leaf");
 const Middle = holder("t.middle", Leaf);
 const Top = holder("t.top", Middle);
 
-/** Never runs a phase: its `ready()` throws, so the scheduler holds it (reported blocked). */
-const HeldOwner = defineTask({
-  name: "t.held-owner",
-  version: 1,
-  initial: () => ({ phase: "run" }),
-  ready: () => {
-    throw new RangeError("no verdict");
-  },
-  phases: {
-    run: () => {
-      throw new Error("never run: the task is held");
-    },
-  },
-  abort: () => "owner aborted",
-});
-const HELD = "its definition's ready() threw: RangeError: no verdict";
-
 /** Lets a FailingTop end: resolved by the test once the tree below it holds. */
 let releaseTop: () => void = () => undefined;
 /** What FailingTop saw right after its failed end was stored: its owned tasks' signals, aborted or not. */
@@ -88,14 +82,6 @@ const FailingTop = defineTask({
   },
   abort: () => "never: it ends failed",
 });
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
 
 async function ownedTask(w: TaskWorld, owner: TaskId): Promise<TaskId> {
   const [task] = (await w.session.read.scanTasks({ owner }, 10)).items;
@@ -132,10 +118,6 @@ async function heldAbortedOwner(w: TaskWorld): Promise<TaskId> {
   await w.scheduler.waitForIdle();
   expect(await w.scheduler.abortTask(owner)).toBe(true);
   return owner;
-}
-
-function blocked(w: TaskWorld): [number, string | undefined][] {
-  return w.scheduler.inspect().blocked.map((t) => [t.id, t.blocked]);
 }
 
 describe("tasks > abort marks the live owned tasks", () => {

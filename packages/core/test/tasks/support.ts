@@ -10,6 +10,7 @@ import {
   type TaskId,
   type TaskRecord,
   type Transaction,
+  defineTask,
 } from "../../src/index.js";
 import { FaultyStorage, Survivor } from "../support/faulty-storage.js";
 import { MemoryStorage } from "../support/memory.js";
@@ -94,3 +95,34 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
 }
 
 export type { Transaction };
+
+/** Never runs a phase: its `ready()` throws, so the scheduler holds it (reported blocked, `HELD`). */
+export const HeldOwner = defineTask({
+  name: "t.held-owner",
+  version: 1,
+  initial: () => ({ phase: "run" }),
+  ready: () => {
+    throw new RangeError("no verdict");
+  },
+  phases: {
+    run: () => {
+      throw new Error("never run: the task is held");
+    },
+  },
+  abort: () => "owner aborted",
+});
+export const HELD = "its definition's ready() threw: RangeError: no verdict";
+
+/** The tasks `inspect()` reports blocked, with why. */
+export function blocked(w: TaskWorld): [number, string | undefined][] {
+  return w.scheduler.inspect().blocked.map((t) => [t.id, t.blocked]);
+}
+
+/** Polls `check` every 2 ms until it holds; throws naming `what` after about 4 s. */
+export async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
