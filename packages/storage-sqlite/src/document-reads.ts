@@ -2,7 +2,6 @@ import { cloneJson, type DocumentAddress, type DocumentRecord } from "@durably/c
 import {
   isHistoryKept,
   scopeKey,
-  startAfter,
   type DocumentFilter,
   type DocumentSnapshot,
   type IdRange,
@@ -17,7 +16,7 @@ import {
   revisionsWhere,
   rowState,
 } from "./documents.js";
-import { orderSql } from "./record-reads.js";
+import { pageAfter } from "./record-reads.js";
 import { DOCUMENT_COLUMNS, type DocumentRow, type RowReader } from "./rows.js";
 import type { SqliteDatabase, SqlValue } from "./sqlite-database.js";
 
@@ -101,7 +100,7 @@ export class DocumentReads {
   async scanDocuments(filter: DocumentFilter, range: IdRange): Promise<DocumentRecord[]> {
     const scope = scopeKey(filter.scope);
     const { at, kind } = filter;
-    const { cmp, dir } = orderSql(range.order);
+    const page = pageAfter(range);
     const terms = ["scope = ?"];
     const params: SqlValue[] = [scope];
     if (kind !== undefined) {
@@ -113,9 +112,9 @@ export class DocumentReads {
       terms.push("created_at <= ?", "(retired_at IS NULL OR retired_at > ?)");
       params.push(at, at);
     }
-    terms.push(`id ${cmp} ?`);
-    params.push(startAfter(range.order, range.after), range.limit);
-    const sql = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
+    terms.push(...page.terms);
+    params.push(...page.params, range.limit);
+    const sql = `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${terms.join(" AND ")} ORDER BY id ${page.dir} LIMIT ?`;
     try {
       const rows = await this.#db.all<DocumentRow>(sql, params);
       return rows.map((r) =>

@@ -1,6 +1,5 @@
 import type { ConversationRecord, EntryRecord, SubmissionRecord, TaskRecord } from "@durably/core";
 import {
-  startAfter,
   type ConversationFilter,
   type EntryRange,
   type IdRange,
@@ -46,6 +45,22 @@ const ENTRY_RANGE_ASC = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation
 
 export function orderSql(order: "ascending" | "descending"): { cmp: string; dir: string } {
   return order === "ascending" ? { cmp: ">", dir: "ASC" } : { cmp: "<", dir: "DESC" };
+}
+
+/**
+ * A scan page's id term and its parameter: after the cursor, in scan order.
+ * A first page is bounded by the ends of SQLite's integers, which keeps the
+ * planner on the id (or index) range and passes over no row. Bounding it by
+ * 0 (ascending) or the largest safe id (descending) would pass over a row
+ * damaged to an id outside them, which the page must meet and report (each
+ * row's checksum covers its id).
+ */
+export function pageAfter(range: IdRange): { dir: string; terms: string[]; params: SqlValue[] } {
+  const { cmp, dir } = orderSql(range.order);
+  if (range.after !== undefined) return { dir, terms: [`id ${cmp} ?`], params: [range.after] };
+  const all =
+    range.order === "ascending" ? "id >= -9223372036854775808" : "id <= 9223372036854775807";
+  return { dir, terms: [all], params: [] };
 }
 
 function booleanFlag(value: boolean | undefined): number | undefined {
@@ -99,12 +114,14 @@ export class RecordReads {
     range: IdRange,
   ): Promise<ConversationRecord[]> {
     const owner = filter.ownerTaskId;
-    const after = startAfter(range.order, range.after);
-    const { cmp, dir } = orderSql(range.order);
-    const where = owner === undefined ? `id ${cmp} ?` : `owner_task_id = ? AND id ${cmp} ?`;
-    const params: SqlValue[] =
-      owner === undefined ? [after, range.limit] : [owner, after, range.limit];
-    const sql = `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
+    const page = pageAfter(range);
+    const terms = owner === undefined ? page.terms : ["owner_task_id = ?", ...page.terms];
+    const params: SqlValue[] = [
+      ...(owner === undefined ? [] : [owner]),
+      ...page.params,
+      range.limit,
+    ];
+    const sql = `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${terms.join(" AND ")} ORDER BY id ${page.dir} LIMIT ?`;
     try {
       const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
       return rows.map((r) => {
@@ -225,17 +242,16 @@ export class RecordReads {
       booleanFlag(filter.abortRequested),
       booleanFlag(filter.background),
     ];
-    const { order } = range;
+    const page = pageAfter(range);
     const params: SqlValue[] = [];
-    let shape = order;
+    let shape = `${range.order}${range.after === undefined ? "" : ",after"}`;
     values.forEach((value, i) => {
       if (value === undefined) return;
       params.push(value);
       shape += `,${i}`;
     });
-    params.push(startAfter(order, range.after), range.limit);
+    params.push(...page.params, range.limit);
     const sql = this.#cachedSql(`tasks:${shape}`, () => {
-      const { cmp, dir } = orderSql(order);
       // Without ANALYZE statistics SQLite may pick any of the equality indexes; steer it to the
       // most selective field present and keep the others out of index choice with unary "+".
       let indexed = false;
@@ -245,8 +261,8 @@ export class RecordReads {
         terms.push(`${indexed ? "+" : ""}${column} = ?`);
         indexed = true;
       });
-      terms.push(`id ${cmp} ?`);
-      return `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${terms.join(" AND ")} ORDER BY id ${dir} LIMIT ?`;
+      terms.push(...page.terms);
+      return `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${terms.join(" AND ")} ORDER BY id ${page.dir} LIMIT ?`;
     });
     try {
       const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
@@ -275,17 +291,19 @@ export class RecordReads {
 
   async scanSubmissions(filter: SubmissionFilter, range: IdRange): Promise<SubmissionRecord[]> {
     const { conversationId, status } = filter;
-    const after = startAfter(range.order, range.after);
-    const { cmp, dir } = orderSql(range.order);
-    const where =
-      status === undefined
-        ? `conversation_id = ? AND id ${cmp} ?`
-        : `conversation_id = ? AND status = ? AND id ${cmp} ?`;
-    const params: SqlValue[] =
-      status === undefined
-        ? [conversationId, after, range.limit]
-        : [conversationId, status, after, range.limit];
-    const sql = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE ${where} ORDER BY id ${dir} LIMIT ?`;
+    const page = pageAfter(range);
+    const terms = [
+      "conversation_id = ?",
+      ...(status === undefined ? [] : ["status = ?"]),
+      ...page.terms,
+    ];
+    const params: SqlValue[] = [
+      conversationId,
+      ...(status === undefined ? [] : [status]),
+      ...page.params,
+      range.limit,
+    ];
+    const sql = `SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE ${terms.join(" AND ")} ORDER BY id ${page.dir} LIMIT ?`;
     try {
       const rows = await this.#db.all<WithId<RecordRow>>(sql, params);
       return rows.map((r) =>
