@@ -3,8 +3,13 @@ import type { Order, Page } from "./port.js";
 
 /**
  * The exclusive id bound a page starts after. Without a cursor it lies beyond
- * every id in scan order, so one `id > ?` / `id < ?` comparison serves first
- * and later pages alike.
+ * every id Durably writes (1 up to 2^53) in scan order, so one `id > ?` /
+ * `id < ?` comparison serves first and later pages alike. A store whose ids
+ * can be damaged outside that range should not bound a first page by it: a
+ * row damaged to 0, a negative id or one beyond 2^53 would be passed over
+ * instead of met and reported. The SQLite and PostgreSQL adapters no longer
+ * use it for that reason (a first page there is unbounded, or bounded by the
+ * ends of the column's integer type).
  */
 export function startAfter(order: Order, cursor: number | undefined): number {
   return cursor ?? (order === "ascending" ? 0 : Number.MAX_SAFE_INTEGER + 1);

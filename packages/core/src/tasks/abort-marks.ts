@@ -49,9 +49,16 @@ export class AbortMarks {
     this.singly.clear();
   }
 
-  /** Whether a marking commit for `id` failed and is not retried: its owned tasks then store their own marks. */
-  failed(id: number): boolean {
-    return this.unmarkable.has(id);
+  /**
+   * Whether `task` must store its own abort mark (`markAbortIn`): it is not
+   * marked, an owner up its chain propagates abort, and the marking commit
+   * of an owner up its chain failed (else that owner's marks reach it).
+   */
+  ownMarkDue(task: TaskRecord, index: TaskIndex): boolean {
+    if (task.abortRequested || !index.aborting(task.id)) return false;
+    for (let owner = task.owner; owner !== undefined; owner = index.get(owner)?.owner)
+      if (this.unmarkable.has(owner)) return true;
+    return false;
   }
 
   /** Whether `task` has owned tasks to mark. Held (stuck) tasks too: their owned tasks must not run on unaborted. */

@@ -12,3 +12,8 @@ export function errorInfo(error: unknown): ErrorInfo {
   }
   return { name: "Error", message: typeof error === "string" ? error : String(error) };
 }
+
+/** `error` itself when it is an `Error`, else an `Error` saying what was thrown. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

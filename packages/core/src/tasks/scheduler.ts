@@ -1,8 +1,8 @@
 import { SessionFailed, TaskStateError } from "../domain/errors.js";
 import type { TaskId } from "../domain/ids.js";
 import { jsonEqual } from "../domain/json.js";
-import type { TaskRecord, TaskStatus } from "../domain/records.js";
-import type { CallOptions, Cursor } from "../storage/port.js";
+import type { TaskRecord } from "../domain/records.js";
+import type { CallOptions } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import type { CommitEvent } from "../session/watches.js";
@@ -14,12 +14,12 @@ import {
   type SchedulerStopReport,
 } from "./scheduler-options.js";
 import type { AnyTaskDefinition } from "./define-task.js";
-import { errorInfo } from "./error-info.js";
+import { asError, errorInfo } from "./error-info.js";
 import { AbortGrace, giveUpAfterGrace } from "./give-up.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { heldBack, inspectTask, type SchedulerInspection } from "./inspection.js";
 import type { RuntimeHost } from "./runtime.js";
-import { TaskIndex } from "./task-index.js";
+import { loadLiveTasks, TaskIndex } from "./task-index.js";
 import { driveTask, type Run, type RunContext } from "./task-run.js";
 import { TerminalWaiters } from "./terminal-waiters.js";
 import {
@@ -43,13 +43,7 @@ import {
 export type { SchedulerInspection, TaskInspection } from "./inspection.js";
 export type { SchedulerOptions, SchedulerStopReport } from "./scheduler-options.js";
 
-const PAGE = 256;
-const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
 const withScheduler = new WeakSet<Session>();
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
 
 function stopReason(): DOMException {
   return new DOMException("the scheduler stopped", "AbortError");
@@ -163,14 +157,7 @@ export class Scheduler {
         buffering ? early.push(event) : this.onCommit(event),
       );
       await this.session.commit((tx) => recoverIn(tx), options);
-      for (const status of LIVE) {
-        let cursor: Cursor | undefined;
-        do {
-          const page = await this.session.read.scanTasks({ status }, PAGE, cursor, options);
-          for (const task of page.items) this.index.observe(task);
-          cursor = page.next;
-        } while (cursor !== undefined);
-      }
+      this.index = await loadLiveTasks(this.session.read, options);
     } catch (error) {
       this.unsubscribe?.();
       this.unsubscribe = undefined;
@@ -431,18 +418,11 @@ export class Scheduler {
     );
   }
 
-  /** Whether the scheduler gave up marking the owned tasks of an owner up `task`'s chain (`AbortMarks`). */
-  private marksFailedAbove(task: TaskRecord): boolean {
-    for (let owner = task.owner; owner !== undefined; owner = this.index.get(owner)?.owner)
-      if (this.marks.failed(owner)) return true;
-    return false;
-  }
-
   /** What a task needs next once nothing is left for it to mark. */
   private evaluateOwn(id: number, task: TaskRecord): void {
     // A held task still passes its abort on (above), but nothing else moves it; a run moves its own.
     if (this.stuck.has(id) || this.runs.has(id)) return;
-    if (!task.abortRequested && this.index.aborting(id) && this.marksFailedAbove(task)) {
+    if (this.marks.ownMarkDue(task, this.index)) {
       // Aborting for an owner up its chain whose marking commit failed: it stores its own mark, so
       // that a task that is not ready or still waiting aborts too (`markAbortIn`).
       void this.transition(id as TaskId, (tx) => markAbortIn(tx, id as TaskId));

@@ -1,5 +1,10 @@
-import type { TaskRecord } from "../domain/records.js";
+import type { TaskRecord, TaskStatus } from "../domain/records.js";
+import type { SessionReader } from "../session/reader.js";
+import type { CallOptions, Cursor } from "../storage/port.js";
 import { propagatesAbort } from "./transitions.js";
+
+const PAGE = 256;
+const LIVE: readonly TaskStatus[] = ["pending", "running", "waiting", "completing"];
 
 /**
  * The scheduler's in-memory view of every task that is not terminal, kept
@@ -110,4 +115,21 @@ export class TaskIndex {
     if (live.length === 0) return true;
     return task.state.policy === "failFast" && live.length < task.state.on.length;
   }
+}
+
+/** An index of every task the store holds that is not terminal (the scheduler's start). */
+export async function loadLiveTasks(
+  read: SessionReader,
+  options?: CallOptions,
+): Promise<TaskIndex> {
+  const index = new TaskIndex();
+  for (const status of LIVE) {
+    let cursor: Cursor | undefined;
+    do {
+      const page = await read.scanTasks({ status }, PAGE, cursor, options);
+      for (const task of page.items) index.observe(task);
+      cursor = page.next;
+    } while (cursor !== undefined);
+  }
+  return index;
 }

@@ -1,12 +1,9 @@
 import { UnknownRecord } from "../domain/errors.js";
 import type { TaskId } from "../domain/ids.js";
 import type { TaskRecord } from "../domain/records.js";
+import { asError } from "./error-info.js";
 
 type Resolvers = { resolve: (task: TaskRecord) => void; reject: (error: unknown) => void };
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
 
 /**
  * In-memory waits for tasks to end (`scheduler.waitForTask`,

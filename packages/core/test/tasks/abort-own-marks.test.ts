@@ -6,6 +6,7 @@ import {
   create,
   openTasks,
   outcomeOf,
+  ownedTask,
   taskOf,
   until,
   type TaskWorld,
@@ -166,16 +167,15 @@ describe("tasks > owned tasks the scheduler's marks did not reach store their ow
       top.release = undefined;
       const owner = await create(w.session, FailingTop, outside as number);
       await until("the top is ready to fail", () => top.release !== undefined);
-      const [waiter] = (await w.session.read.scanTasks({ owner }, 10)).items;
-      if (!waiter) throw new Error("the top owns no task");
+      const waiter = await ownedTask(w, owner);
       await until(
         "the waiter waits",
-        async () => (await taskOf(w.session, waiter.id)).state.status === "waiting",
+        async () => (await taskOf(w.session, waiter)).state.status === "waiting",
       );
       w.storage.readFault = { name: "scanTasks", error: refused, times: 1 };
       releaseTop();
-      await until("the waiter ends", ended(w, waiter.id));
-      const task = await taskOf(w.session, waiter.id);
+      await until("the waiter ends", ended(w, waiter));
+      const task = await taskOf(w.session, waiter);
       expect(task.abortRequested).toBe(true);
       expect(outcomeOf(task)).toEqual({ kind: "aborted", reason: "aborted waiter" });
       expect(blocked(w)).toEqual([[owner, "a scheduler commit failed: Error: scan refused"]]);

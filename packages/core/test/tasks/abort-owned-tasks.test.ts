@@ -8,6 +8,7 @@ import {
   create,
   openTasks,
   outcomeOf,
+  ownedTask,
   taskOf,
   until,
   type TaskWorld,
@@ -82,12 +83,6 @@ const FailingTop = defineTask({
   },
   abort: () => "never: it ends failed",
 });
-
-async function ownedTask(w: TaskWorld, owner: TaskId): Promise<TaskId> {
-  const [task] = (await w.session.read.scanTasks({ owner }, 10)).items;
-  if (!task) throw new Error(`task ${owner} owns no task`);
-  return task.id;
-}
 
 /** Creates a Leaf owned by `owner`; `arm` runs inside that commit, once the Leaf is written. */
 function createOwned(w: TaskWorld, owner: TaskId, arm?: () => void): Promise<TaskId> {

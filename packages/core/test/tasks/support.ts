@@ -126,3 +126,10 @@ export async function until(what: string, check: () => boolean | Promise<boolean
   }
   throw new Error(`timed out waiting until ${what}`);
 }
+
+/** The (first) task `owner` owns. */
+export async function ownedTask(w: TaskWorld, owner: TaskId): Promise<TaskId> {
+  const [task] = (await w.session.read.scanTasks({ owner }, 10)).items;
+  if (!task) throw new Error(`task ${owner} owns no task`);
+  return task.id;
+}
