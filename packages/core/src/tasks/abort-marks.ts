@@ -55,7 +55,8 @@ export class AbortMarks {
    * of an owner up its chain failed (else that owner's marks reach it).
    */
   ownMarkDue(task: TaskRecord, index: TaskIndex): boolean {
-    if (task.abortRequested || !index.aborting(task.id)) return false;
+    // No marking commit failed (the common case): nothing to walk.
+    if (this.unmarkable.size === 0 || task.abortRequested || !index.aborting(task.id)) return false;
     for (let owner = task.owner; owner !== undefined; owner = index.get(owner)?.owner)
       if (this.unmarkable.has(owner)) return true;
     return false;
