@@ -1,4 +1,4 @@
-import { StorageCorrupted } from "@durably/core";
+import { StorageCorrupted, type CorruptionLocation } from "@durably/core";
 import pg from "pg";
 import { INT8_OID, isSafeBigintText, UnsafeBigint, type Runner } from "./queries.js";
 
@@ -29,9 +29,16 @@ export function unsafeBigint(place: UnsafePlace, cause?: unknown): StorageCorrup
   const row =
     id === undefined ? "" : ` ${table === "document_revisions" ? "document_id" : "id"} ${id}`;
   const what = column === undefined ? "a bigint column" : `the ${column} column`;
+  const location: CorruptionLocation = {
+    table,
+    key: id === undefined ? session : `${session}/${id}`,
+  };
+  // A document's rows carry its id as a number too, as every adapter reports them.
+  if (id !== undefined && isSafeBigintText(id) && table.startsWith("document"))
+    Object.assign(location, { documentId: Number(id) });
   return new StorageCorrupted(
     `session ${JSON.stringify(session)} ${table}${row}: ${what} holds ${value}, beyond JavaScript's safe integers (the row was damaged or written by something else)`,
-    { table, key: id === undefined ? session : `${session}/${id}` },
+    location,
     cause === undefined ? undefined : { cause },
   );
 }

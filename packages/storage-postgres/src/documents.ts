@@ -2,7 +2,7 @@ import { StorageCorrupted, type DocumentContent, type Json, type Op } from "@dur
 import { materializeRevisions, type StoredRevision } from "@durably/core/storage";
 import { locateUnsafe } from "./bigint-range.js";
 import { query, UnsafeBigint, type Runner } from "./queries.js";
-import { parseContent, type DocumentRow } from "./rows.js";
+import { parseContent, revisionLocation, type DocumentRow } from "./rows.js";
 
 /** A document's value at one point: what `document()` returns besides the record. */
 export interface MaterializedValue {
@@ -135,6 +135,6 @@ function revisionContent(
   // The CHECK constraint keeps this out; a row edited by hand could still hold it.
   throw new StorageCorrupted(
     `session ${JSON.stringify(session)} document_revisions document_id ${documentId} seq ${seq}: unknown revision kind ${JSON.stringify(kind)}`,
-    { table: "document_revisions", documentId, seq },
+    revisionLocation(session, documentId, seq),
   );
 }

@@ -1,4 +1,9 @@
-import { StorageCorrupted, type DocumentRecord, type Json } from "@durably/core";
+import {
+  StorageCorrupted,
+  type CorruptionLocation,
+  type DocumentRecord,
+  type Json,
+} from "@durably/core";
 
 /**
  * Parses a stored JSON column. A row that does not parse, or is not an
@@ -31,6 +36,19 @@ export function parseRecord<T>(session: string, table: string, id: number, text:
   return value as T;
 }
 
+/**
+ * Where a revision row is, in the shape every adapter reports it:
+ * `key` names the row as the session's rows are looked up (session /
+ * document id / seq), with the document id and seq as numbers beside it.
+ */
+export function revisionLocation(
+  session: string,
+  documentId: number,
+  seq: number,
+): CorruptionLocation {
+  return { table: "document_revisions", key: `${session}/${documentId}/${seq}`, documentId, seq };
+}
+
 export function parseContent(
   session: string,
   documentId: number,
@@ -45,16 +63,15 @@ export function parseContent(
   } catch (error) {
     throw new StorageCorrupted(
       `${where}: the content column is not JSON`,
-      { table: "document_revisions", documentId, seq },
+      revisionLocation(session, documentId, seq),
       { cause: error },
     );
   }
   if (kind === "delta" && !Array.isArray(value))
-    throw new StorageCorrupted(`${where}: a delta's content must be an ops array`, {
-      table: "document_revisions",
-      documentId,
-      seq,
-    });
+    throw new StorageCorrupted(
+      `${where}: a delta's content must be an ops array`,
+      revisionLocation(session, documentId, seq),
+    );
   return value as Json;
 }
 

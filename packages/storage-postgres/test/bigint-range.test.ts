@@ -54,7 +54,7 @@ async function expectCorrupted(
   table: string,
   session: string,
   read: () => Promise<unknown>,
-  expected: { key: string; column: string; value: string },
+  expected: { key: string; column: string; value: string; documentId?: number },
 ): Promise<void> {
   const before = await rows(table, session);
   const error = await read().then(
@@ -62,7 +62,8 @@ async function expectCorrupted(
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(StorageCorrupted);
-  expect(error).toMatchObject({ location: { table, key: expected.key } });
+  const documentId = expected.documentId === undefined ? {} : { documentId: expected.documentId };
+  expect((error as StorageCorrupted).location).toEqual({ table, key: expected.key, ...documentId });
   const message = (error as Error).message;
   expect(message).toContain(JSON.stringify(session));
   expect(message).toContain(` ${table} `);
@@ -219,6 +220,7 @@ describe.skipIf(!PG_URL)("PostgresStorage > bigints beyond the safe integers", (
       );
       await expectCorrupted("document_revisions", session, () => storage.document(D, "current"), {
         key: `${session}/10`,
+        documentId: 10,
         column: "seq",
         value: BEYOND,
       });

@@ -1,4 +1,4 @@
-import type { ConversationId, StorageWrite } from "@durably/core";
+import type { ConversationId, DocumentId, StorageWrite } from "@durably/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresHost, openPostgresStorage } from "../src/index.js";
 import { migrations } from "../src/schema.js";
@@ -110,6 +110,44 @@ describe.skipIf(!PG_URL)("PostgresStorage > schema", () => {
         name: "StorageCorrupted",
         location: { table: "conversations", key: `${session}/1` },
         message: expect.stringContaining(session) as unknown,
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("a revision whose content is not JSON is StorageCorrupted at its session/document/seq key, with the document id and seq", async () => {
+    const session = freshSession("corrupt-rev");
+    const storage = await openTestStorage(session);
+    try {
+      const D = 10 as DocumentId;
+      await storage.commit(
+        [
+          [
+            {
+              type: "document.create",
+              record: { id: D, kind: "note", scope: { kind: "session" } },
+              content: { kind: "base", version: 1, value: { n: 1 } },
+            } as unknown as StorageWrite,
+          ],
+        ],
+        () => undefined,
+      );
+      const { rows } = await pool!.query<{ seq: string }>(
+        "UPDATE durably.document_revisions SET content = '{\"n\": 1' WHERE session_key = $1 AND document_id = 10 RETURNING seq",
+        [session],
+      );
+      const seq = Number(rows[0]!.seq);
+      const error: unknown = await storage.document(D, "current").catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        name: "StorageCorrupted",
+        message: `session ${JSON.stringify(session)} document_revisions document_id 10 seq ${seq}: the content column is not JSON`,
+      });
+      expect((error as { location: unknown }).location).toEqual({
+        table: "document_revisions",
+        key: `${session}/10/${seq}`,
+        documentId: 10,
+        seq,
       });
     } finally {
       await storage.close();
