@@ -8,6 +8,7 @@ import { checkKeys } from "./option-keys.js";
 import type { Tool } from "./tool.js";
 import { parseArguments } from "./tool-call.js";
 import type { ToolCheckpoint } from "./tool-task.js";
+import { ownerAbortsIn } from "../tasks/transitions.js";
 import { checkTextBytes, MAX_KEY_BYTES } from "../domain/json-size.js";
 
 /** The entry kind that records a person's decision on a tool call (not sent to the model). */
@@ -182,9 +183,11 @@ export async function decideApproval(
     );
   const task = await tx.task(slot.taskId as TaskId);
   const phase = (task?.state as { checkpoint?: ToolCheckpoint } | undefined)?.checkpoint?.phase;
-  if (!task || task.state.status !== "pending" || phase !== "approval" || task.abortRequested)
+  // An owner's abort reaches the call's task with the scheduler's next commit: until then the call is already being aborted.
+  const aborting = task !== undefined && (task.abortRequested || (await ownerAbortsIn(tx, task)));
+  if (!task || task.state.status !== "pending" || phase !== "approval" || aborting)
     throw new ApprovalNotPending(
-      `${where} is not waiting for approval: its task ${slot.taskId} is ${task ? (task.abortRequested ? "being aborted" : `${task.state.status} (${String(phase)})`) : "missing"}`,
+      `${where} is not waiting for approval: its task ${slot.taskId} is ${task ? (aborting ? "being aborted" : `${task.state.status} (${String(phase)})`) : "missing"}`,
     );
   const checkpoint: ToolCheckpoint = approved
     ? { phase: "start", approved: true }

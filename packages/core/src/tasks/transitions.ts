@@ -327,13 +327,23 @@ export async function markChildrenIn(tx: Transaction, id: TaskId, max = Infinity
 export async function markAbortIn(tx: Transaction, id: TaskId): Promise<TaskRecord | null> {
   const task = await tx.task(id);
   if (!task || task.abortRequested || !isLive(task)) return task ?? null;
+  if (await ownerAbortsIn(tx, task)) return tx.putTask({ ...task, abortRequested: true });
+  return task;
+}
+
+/**
+ * Whether a task up `task`'s owner chain propagates abort, as `tx` reads
+ * them: `task` must abort even when the scheduler's marks have not reached
+ * it yet.
+ */
+export async function ownerAbortsIn(tx: Transaction, task: TaskRecord): Promise<boolean> {
   for (let owner = task.owner; owner !== undefined;) {
     const record = await tx.task(owner);
-    if (!record) break;
-    if (propagatesAbort(record)) return tx.putTask({ ...task, abortRequested: true });
+    if (!record) return false;
+    if (propagatesAbort(record)) return true;
     owner = record.owner;
   }
-  return task;
+  return false;
 }
 
 /** A running, abort-requested task that still owns live tasks goes back to `pending`, freeing its slot. */

@@ -4,12 +4,14 @@ import {
   defineTool,
   Harness,
   ScriptedModel,
+  TOOL_TASK,
   type ConversationView,
   type HarnessOptions,
   type ScriptedTurn,
   type Tool,
   type ToolApproval,
 } from "../../src/index.js";
+import { Survivor } from "../support/faulty-storage.js";
 import { MemoryStorage } from "../support/memory.js";
 
 /** A "deploy" tool that records each execution. */
@@ -302,6 +304,55 @@ describe("tool approval > a call that needs approval waits for a person", () => 
       await expect(root.approve("call_1_1", { approved: true })).rejects.toThrow(
         ApprovalNotPending,
       );
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
+describe("tool approval > a call whose owner is aborting", () => {
+  it("is refused as being aborted before the scheduler's marks reach it, stores nothing, and never runs", async () => {
+    const memory = new MemoryStorage();
+    const ran: string[] = [];
+    const options = () => ({
+      model: new ScriptedModel([callDeploy(), { text: "done" }]),
+      tools: [deployTool(ran)],
+    });
+    const first = await Harness.open(new Survivor(memory), options());
+    const submission = await (await first.root()).submit({ type: "input", content: "ship it" });
+    await first.whenIdle();
+    await first.close();
+
+    const harness = await Harness.open(new Survivor(memory), options());
+    try {
+      // Before the scheduler starts: the call's owner is marked, the call itself not yet,
+      // as between an owner's abort and the scheduler's marking commit.
+      const [call] = (await harness.session.read.scanTasks({ kind: TOOL_TASK }, 10)).items;
+      expect(call).toMatchObject({ abortRequested: false, state: { status: "pending" } });
+      await harness.session.commit(async (tx) => {
+        const owner = await tx.task(call!.owner!);
+        await tx.putTask({ ...owner!, abortRequested: true });
+      });
+      const root = await harness.root();
+      const entriesBefore = (await root.entries()).length;
+      const error: unknown = await root
+        .approve("call_1_1", { approved: true, requestId: "r1" })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApprovalNotPending);
+      expect((error as Error).message).toBe(
+        `approve: tool call "call_1_1" of conversation 1 is not waiting for approval: its task ${call!.id} is being aborted`,
+      );
+      expect(await harness.session.read.submissionByRequest(root.id, "r1")).toBeUndefined();
+      expect((await root.entries()).length).toBe(entriesBefore);
+
+      await harness.resume();
+      await harness.whenIdle();
+      expect(ran).toEqual([]);
+      expect(await harness.session.read.task(call!.id)).toMatchObject({
+        abortRequested: true,
+        state: { status: "terminal", outcome: { kind: "aborted" } },
+      });
+      expect((await harness.session.read.submission(submission.id))?.status).toBe("unanswered");
     } finally {
       await harness.close();
     }
