@@ -466,12 +466,13 @@ export class Scheduler {
   /**
    * Checks a new `waiting` state for a wait cycle (the index suspects, the
    * commit decides). If it closes one, the wait on the cycle stored last
-   * (usually this one) is faulted, which breaks it. Returns whether a cycle
-   * was found.
+   * (usually this one) is faulted, which breaks it; one being aborted (an
+   * owner's abort not yet marked on it included) aborts instead. Returns
+   * whether a cycle was found.
    */
   private faultCycleClosedBy(task: TaskRecord): boolean {
     this.newWaits.delete(task.id);
-    if (task.abortRequested || task.state.status !== "waiting") return false;
+    if (this.index.aborting(task.id) || task.state.status !== "waiting") return false;
     const awaitsOf = (id: number): readonly number[] => this.waits.awaitsOf(id);
     const first = newWaitEdges(
       task.id,

@@ -5,7 +5,7 @@ import type { Transaction } from "../session/transaction.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 import type { TaskIndex } from "./task-index.js";
-import { liveChildren, writeFinish, type Stamp } from "./transitions.js";
+import { liveChildren, ownerAbortsIn, writeFinish, type Stamp } from "./transitions.js";
 
 /**
  * One edge of the wait-for graph: `from` cannot end before `to` does. A
@@ -198,7 +198,9 @@ export async function faultWaitCycleIn(
   stamp: Stamp,
 ): Promise<TaskRecord | null> {
   const task = await tx.task(id);
+  // A waiter being aborted (itself, or an owner up its chain before the marks reach it) is not faulted: it aborts.
   if (!task || task.state.status !== "waiting" || task.abortRequested) return null;
+  if (await ownerAbortsIn(tx, task)) return null;
   const owners = new Map<number, number | undefined>();
   for (const on of task.state.on) owners.set(on, (await tx.task(on))?.owner);
   const first = newWaitEdges(id, task.state.on, "waits on", (to) => owners.get(to));

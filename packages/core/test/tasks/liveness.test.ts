@@ -7,6 +7,7 @@ import {
   type TaskRecord,
   type TaskState,
 } from "../../src/index.js";
+import { faultWaitCycleIn } from "../../src/tasks/wait-graph.js";
 import { Quick } from "./definitions.js";
 import { create, gate, openTasks, outcomeOf, ROOT, taskOf } from "./support.js";
 
@@ -142,6 +143,65 @@ describe("tasks > liveness: nothing waits on what waits on it", () => {
       (t) => (outcomeOf(t) as { kind: string } | undefined)?.kind,
     );
     expect(states.sort()).toEqual(["completed", "faulted"]);
+    await w.close();
+  });
+});
+
+describe("tasks > liveness: a wait cycle under an aborting owner", () => {
+  it("is not faulted: its unmarked waiters are aborted with their owner's abort", async () => {
+    const Stuck = defineTask({
+      name: "t.stuck-owned",
+      version: 1,
+      initial: () => ({ phase: "done" }),
+      phases: {
+        done: async (_task, rt) => {
+          await rt.commit(() => ({ status: "terminal", outcome: { kind: "completed" } }));
+        },
+      },
+      abort: () => "stopped",
+    });
+    const first = await openTasks([Stuck], { start: false });
+    // As an owner's abort leaves them between its commit and the scheduler's marks:
+    // the owner marked, its two waiters (each on the other) not yet.
+    const [owner, a, b] = await first.session.commit(async (tx) => {
+      const root = { ownership: { kind: "ownerless" as const }, conversationId: ROOT };
+      const o = await tx.createTask(Stuck, null, root);
+      const owned = { ownership: { kind: "task" as const, taskId: o }, conversationId: ROOT };
+      return [o, await tx.createTask(Stuck, null, owned), await tx.createTask(Stuck, null, owned)];
+    });
+    await first.session.commit(async (tx) => {
+      const [to, ta, tb] = await Promise.all([owner, a, b].map(async (id) => (await tx.task(id))!));
+      const waiting = (on: TaskId): TaskState => ({
+        status: "waiting",
+        checkpoint: { phase: "done" },
+        on: [on],
+        policy: "allSettled",
+      });
+      await tx.putTask({ ...to!, abortRequested: true });
+      await tx.putTask({ ...ta!, state: waiting(b) });
+      await tx.putTask({ ...tb!, state: waiting(a) });
+    });
+    // The scheduler's fault for a cycle it found before its marks landed writes nothing.
+    for (const id of [a, b])
+      expect(
+        await first.session.commit((tx) =>
+          faultWaitCycleIn(
+            tx,
+            id,
+            Stuck,
+            () => [],
+            () => 1,
+          ),
+        ),
+      ).toBeNull();
+    expect((await taskOf(first.session, a)).state.status).toBe("waiting");
+    const w = await first.restart();
+    await w.scheduler.waitForIdle();
+    for (const id of [a, b, owner])
+      expect(await taskOf(w.session, id)).toMatchObject({
+        abortRequested: true,
+        state: { status: "terminal", outcome: { kind: "aborted" } },
+      });
     await w.close();
   });
 });
