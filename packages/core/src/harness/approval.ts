@@ -151,6 +151,27 @@ function storedDecision(
 }
 
 /**
+ * A stored decision returned for a `requestId` must be for the call it
+ * names: some providers reuse a call id in every answer ("call_0"), and a
+ * `requestId` built from it would otherwise return an earlier call's
+ * decision while this one goes on waiting. A `TypeError` when another call
+ * of that id is waiting now.
+ */
+async function refuseForAnotherCall(
+  tx: Transaction,
+  stored: ApprovalDecision,
+  slot: { taskId: number; status: string } | undefined,
+  requestId: string,
+): Promise<void> {
+  if (slot?.status !== "approval") return;
+  const decided = (await tx.entry(stored.entryId))?.data as { taskId?: unknown } | undefined;
+  if (decided?.taskId === undefined || decided.taskId === slot.taskId) return;
+  throw new TypeError(
+    `approve: requestId ${JSON.stringify(requestId)} was used by submission ${stored.submissionId} for an earlier call of id ${JSON.stringify(stored.toolCallId)} (task ${JSON.stringify(decided.taskId)}), not the one waiting now (task ${slot.taskId}); use a requestId per call, such as one built from its taskId`,
+  );
+}
+
+/**
  * Inside one commit: stores a person's decision on a waiting call. The
  * tool task's checkpoint becomes `start` (approved: it is then reserved
  * and runs) or `denied`; the live slot leaves "approval"; a `write`
@@ -166,12 +187,17 @@ export async function decideApproval(
   input: ApprovalInput,
 ): Promise<ApprovalDecision> {
   const { approved, reason, requestId } = input;
+  const live = await tx.doc(LiveDoc, conversationId);
+  const slots = Object.values(live.tools).filter((s) => s.toolCallId === toolCallId);
+  const slot = slots.find((s) => s.status === "approval") ?? slots[0];
   if (requestId !== undefined) {
     const existing = await tx.submissionByRequest(conversationId, requestId);
-    if (existing) return storedDecision(existing, toolCallId, input);
+    if (existing) {
+      const stored = storedDecision(existing, toolCallId, input);
+      await refuseForAnotherCall(tx, stored, slot, requestId);
+      return stored;
+    }
   }
-  const live = await tx.doc(LiveDoc, conversationId);
-  const slot = Object.values(live.tools).find((s) => s.toolCallId === toolCallId);
   const where = `approve: tool call ${JSON.stringify(toolCallId)} of conversation ${conversationId}`;
   if (!slot)
     throw new ApprovalNotPending(

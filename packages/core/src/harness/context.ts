@@ -43,9 +43,11 @@ const UNSENT: ReadonlySet<string> = new Set(["aborted", "error"]);
  * - Assistant messages that ended `aborted` or `error` are left out, and
  *   with them their tool calls (and so those calls' results).
  * - Each tool result is placed right after the assistant message holding
- *   its call, in call order; a call without a result gets a synthetic error
- *   result; a result whose call is not in view is left out (model APIs
- *   refuse a result without its call), and so is a second result of a call.
+ *   its call, in call order: a call takes the first result of its id after
+ *   it, so an id a later answer reuses pairs with that answer's result. A
+ *   call without a result gets a synthetic error result; a result whose
+ *   call is not in view is left out (model APIs refuse a result without its
+ *   call), and so is a second result of a call.
  */
 export function deriveContext(entries: readonly EntryRecord[]): Message[] {
   let marker: EntryRecord | undefined;
@@ -69,32 +71,37 @@ export function deriveContext(entries: readonly EntryRecord[]): Message[] {
   if (marker) take(own(marker));
   for (const entry of window) if (entry.head === undefined) take(own(entry));
 
-  const results = new Map<string, ToolResultMessage>();
-  for (const m of messages)
-    if (m.role === "toolResult" && !results.has(m.toolCallId)) results.set(m.toolCallId, m);
+  // Results by call id, in transcript order: a call takes the first unused result after it, so a
+  // call id a provider reuses in a later answer (some number calls per response) pairs with its own.
+  const results = new Map<string, { at: number; message: ToolResultMessage; used?: true }[]>();
+  messages.forEach((m, at) => {
+    if (m.role !== "toolResult") return;
+    const list = results.get(m.toolCallId);
+    if (list) list.push({ at, message: m });
+    else results.set(m.toolCallId, [{ at, message: m }]);
+  });
 
   const out: Message[] = [];
-  const used = new Set<string>();
-  for (const m of messages) {
-    if (m.role === "toolResult") continue;
+  messages.forEach((m, at) => {
+    if (m.role === "toolResult") return;
     out.push(m);
-    if (m.role === "assistant") out.push(...resultsFor(m, results, used));
-  }
+    if (m.role === "assistant") out.push(...resultsFor(m, at, results));
+  });
   return out;
 }
 
 function resultsFor(
   message: AssistantMessage,
-  results: ReadonlyMap<string, ToolResultMessage>,
-  used: Set<string>,
+  at: number,
+  results: ReadonlyMap<string, { at: number; message: ToolResultMessage; used?: true }[]>,
 ): ToolResultMessage[] {
   const out: ToolResultMessage[] = [];
   for (const part of message.content) {
     if (part.type !== "toolCall") continue;
-    const found = used.has(part.id) ? undefined : results.get(part.id);
-    used.add(part.id);
+    const found = results.get(part.id)?.find((r) => r.at > at && !r.used);
+    if (found) found.used = true;
     out.push(
-      found ?? {
+      found?.message ?? {
         role: "toolResult",
         toolCallId: part.id,
         toolName: part.name,

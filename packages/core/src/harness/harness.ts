@@ -8,6 +8,7 @@ import {
 import type { SubmissionRecord } from "../domain/records.js";
 import type { CallOptions, Storage } from "../storage/port.js";
 import { Session, type SessionSettings } from "../session/session.js";
+import { waitingApprovals, type WaitingApproval } from "./waiting-approvals.js";
 import { reportToConsole, type ListenerErrorHandler } from "../session/watches.js";
 import { Scheduler } from "../tasks/scheduler.js";
 import { copyJson } from "../domain/json.js";
@@ -391,6 +392,17 @@ export class Harness {
         `usage: conversationId must be a positive integer, got ${described(conversationId)}`,
       );
     return usageReport(await this.session.snapshot(UsageDoc, null), conversationId);
+  }
+
+  /**
+   * Every tool call waiting for a person's decision, in every conversation,
+   * oldest first, each with its `conversationId`: a subagent's calls too
+   * (they wait in a child conversation, and keep the parent's tool, and so
+   * `whenIdle()`, waiting). Decide one with
+   * `(await harness.conversation(conversationId)).approve(toolCallId, …)`.
+   */
+  approvals(options?: CallOptions): Promise<WaitingApproval[]> {
+    return waitingApprovals(this.session, options);
   }
 
   /** Resolves when no task can make progress (everything answered, or waiting on something blocked). */

@@ -149,3 +149,4 @@ export {
 export type { ConversationEvent } from "./stream-events.js";
 export type { StreamOptions } from "./stream.js";
 export type { ConversationView, ViewListener, ViewOps, WatchOptions } from "./watch.js";
+export type { WaitingApproval } from "./waiting-approvals.js";

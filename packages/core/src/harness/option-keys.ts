@@ -54,3 +54,15 @@ export function refuseUnknownFields(
     if (!fields.includes(key))
       throw new TypeError(`${where}.${key}: not ${what} (${fields.join(", ")})`);
 }
+
+/**
+ * A settings object's fields that are set: one given as `undefined` is
+ * left out, as if it were not there, so that it takes its default (an
+ * optional value passed through, `{ maxAttempts: config.retries }`).
+ */
+export function setFields<T extends object>(value: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [key, field] of Object.entries(value))
+    if (field !== undefined) (out as Record<string, unknown>)[key] = field;
+  return out;
+}

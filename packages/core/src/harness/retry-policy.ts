@@ -1,5 +1,5 @@
 import type { ModelError } from "./model.js";
-import { refuseUnknownFields } from "./option-keys.js";
+import { refuseUnknownFields, setFields } from "./option-keys.js";
 
 /** How failed model calls are retried (durably: a retry survives a restart). */
 export interface RetrySettings {
@@ -13,6 +13,9 @@ export interface RetrySettings {
 
 export type RetryPolicy = Required<RetrySettings>;
 
+/** Where the settings are given: every refusal starts with it. */
+const WHERE = "Harness.open: settings";
+
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 5,
   initialDelayMs: 1_000,
@@ -23,18 +26,20 @@ export const DEFAULT_RETRY: RetryPolicy = {
 export function retryPolicy(settings: unknown): RetryPolicy {
   if (settings === undefined) return DEFAULT_RETRY;
   if (typeof settings !== "object" || settings === null || Array.isArray(settings))
-    throw new TypeError("settings.retry: must be { maxAttempts?, initialDelayMs?, maxDelayMs? }");
+    throw new TypeError(
+      "Harness.open: settings.retry: must be { maxAttempts?, initialDelayMs?, maxDelayMs? }",
+    );
   const s = settings as Record<string, unknown>;
-  refuseUnknownFields(s, Object.keys(DEFAULT_RETRY), "settings.retry", "a retry setting");
-  const policy = { ...DEFAULT_RETRY, ...(s as RetrySettings) };
+  refuseUnknownFields(s, Object.keys(DEFAULT_RETRY), `${WHERE}.retry`, "a retry setting");
+  const policy = { ...DEFAULT_RETRY, ...setFields(s as RetrySettings) };
   if (!Number.isSafeInteger(policy.maxAttempts) || policy.maxAttempts < 1)
-    throw new TypeError("settings.retry.maxAttempts: must be an integer of at least 1");
+    throw new TypeError(`${WHERE}.retry.maxAttempts: must be an integer of at least 1`);
   for (const key of ["initialDelayMs", "maxDelayMs"] as const)
     if (!(typeof policy[key] === "number" && Number.isFinite(policy[key]) && policy[key] >= 0))
-      throw new TypeError(`settings.retry.${key}: must be a non-negative number of milliseconds`);
+      throw new TypeError(`${WHERE}.retry.${key}: must be a non-negative number of milliseconds`);
   if (policy.initialDelayMs > policy.maxDelayMs)
     throw new TypeError(
-      `settings.retry.initialDelayMs (${policy.initialDelayMs}) is above maxDelayMs (${policy.maxDelayMs})`,
+      `${WHERE}.retry.initialDelayMs (${policy.initialDelayMs}) is above maxDelayMs (${policy.maxDelayMs})`,
     );
   return policy;
 }

@@ -1,3 +1,4 @@
+import { refuseUnknownFields, setFields } from "./option-keys.js";
 /** How much of a tool's streamed output its live slot keeps (the newest part). */
 export interface ToolOutputBound {
   /** UTF-8 bytes kept (default 51,200: 50 KiB). */
@@ -25,17 +26,14 @@ export type OutputCut = {
 export function outputBound(settings: unknown): Required<ToolOutputBound> {
   if (settings === undefined) return DEFAULT_OUTPUT_BOUND;
   if (typeof settings !== "object" || settings === null || Array.isArray(settings))
-    throw new TypeError("settings.toolOutput: must be { maxBytes?, maxLines? }");
+    throw new TypeError("Harness.open: settings.toolOutput: must be { maxBytes?, maxLines? }");
   const s = settings as Record<string, unknown>;
-  for (const key of Object.keys(s))
-    if (key !== "maxBytes" && key !== "maxLines")
-      throw new TypeError(
-        `settings.toolOutput.${key}: not a tool output setting (maxBytes, maxLines)`,
-      );
-  const bound = { ...DEFAULT_OUTPUT_BOUND, ...(s as ToolOutputBound) };
+  const where = "Harness.open: settings.toolOutput";
+  refuseUnknownFields(s, ["maxBytes", "maxLines"], where, "a tool output setting");
+  const bound = { ...DEFAULT_OUTPUT_BOUND, ...setFields(s as ToolOutputBound) };
   for (const key of ["maxBytes", "maxLines"] as const)
     if (!Number.isSafeInteger(bound[key]) || bound[key] < 1)
-      throw new TypeError(`settings.toolOutput.${key}: must be a positive integer`);
+      throw new TypeError(`${where}.${key}: must be a positive integer`);
   return bound;
 }
 

@@ -60,9 +60,10 @@ export function decided(task: TaskRecord): boolean {
   return checkpoint?.phase !== "approval";
 }
 
-/** The error result a denied call gets (what the model reads). */
+/** The error result a denied call gets (what the model reads); a blank reason says nothing, so the default stands in. */
 export function deniedResult(input: ToolTaskInput, reason: string | undefined): ToolResultMessage {
-  return errorResult(input, `denied: ${reason ?? "the call was not approved"}`);
+  const why = reason === undefined || reason.trim() === "" ? "the call was not approved" : reason;
+  return errorResult(input, `denied: ${why}`);
 }
 
 export interface ToolTaskDeps {

@@ -6,6 +6,7 @@ import type { Transaction } from "../session/transaction.js";
 import type { MemoOptions } from "../tasks/memo.js";
 import { checkSchema, type JsonSchema } from "./json-schema.js";
 import { isPlainObject } from "./json-schema-check.js";
+import { checkKeys } from "./option-keys.js";
 import type { ToolSpec } from "./model.js";
 import {
   isStandardSchema,
@@ -179,6 +180,40 @@ function parametersOf(
   return { json: structuredClone(parameters) };
 }
 
+/** A definition's fields; `schema` and `spec` too, so a tool spread with changes (`{ ...tool, name }`) is a definition. */
+const TOOL_FIELDS = [
+  "name",
+  "description",
+  "parameters",
+  "replay",
+  "sequential",
+  "approval",
+  "execute",
+  "schema",
+  "spec",
+];
+
+/**
+ * The parameters of a definition spread from a tool: its JSON Schema
+ * `parameters` with the Standard Schema it validated with (`schema`), so
+ * the copy validates as the tool did. `spec` is derived again.
+ */
+function withOwnSchema(definition: ToolDefinition<unknown>, where: string): unknown {
+  const { parameters } = definition;
+  const schema = (definition as { schema?: unknown }).schema;
+  if (schema === undefined) return parameters;
+  if (
+    !isStandardSchema(schema) ||
+    isStandardSchema(parameters) ||
+    !isPlainObject(parameters) ||
+    "schema" in parameters
+  )
+    throw new TypeError(
+      `${where}: schema (as a tool from defineTool carries it) must be a Standard Schema beside a JSON Schema in parameters`,
+    );
+  return { schema, jsonSchema: parameters };
+}
+
 /** Defines a tool the model may call. Throws a `TypeError` naming the bad field. */
 export function defineTool<S extends StandardSchemaV1>(
   definition: Omit<ToolDefinition<OutputOf<S>>, "parameters"> & {
@@ -206,7 +241,8 @@ export function defineTool(definition: ToolDefinition<unknown>): Tool<unknown> {
     throw new TypeError(
       `${where}: approval must be "always" or a function (args, context) => boolean`,
     );
-  const { json, schema } = parametersOf(definition.parameters, where);
+  checkKeys(definition, TOOL_FIELDS, `defineTool: ${where}`, { what: "a tool field" });
+  const { json, schema } = parametersOf(withOwnSchema(definition, where), where);
   if (json.type !== "object")
     throw new TypeError(`${where}: parameters.type must be "object" (arguments are a JSON object)`);
   deepFreeze(json);

@@ -160,6 +160,21 @@ describe("tool approval > a call that needs approval waits for a person", () => 
     }
   });
 
+  it("gives the model the default reason for a denial whose reason is blank", async () => {
+    const ran: string[] = [];
+    const { model, harness, root } = await open([callDeploy(), { text: "ok" }], [deployTool(ran)]);
+    try {
+      const submission = await root.submit({ type: "input", content: "ship it" });
+      await harness.whenIdle();
+      await root.approve("call_1_1", { approved: false, reason: "  " });
+      expect((await submission.wait()).status).toBe("done");
+      const result = model.requests[1]?.messages.find((m) => m.role === "toolResult");
+      expect(result).toMatchObject({ content: "denied: the call was not approved", isError: true });
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("asks only when the approval function says so, with the parsed arguments", async () => {
     const ran: string[] = [];
     const seen: unknown[] = [];
@@ -375,6 +390,53 @@ describe("tool approval > a decision is applied once", () => {
       await expect(
         root.approve("call_1_1", { approved: false, requestId: "ok-1" }),
       ).rejects.toThrow(/requestId "ok-1" was used by submission \d+ for a different decision/);
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
+describe("tool approval > a provider that reuses call ids across answers", () => {
+  it("pairs each call with its own result, and refuses a requestId whose decision was for the earlier call", async () => {
+    const ran: string[] = [];
+    const reused = (env: string): ScriptedTurn => ({
+      toolCalls: [{ id: "call_0", name: "deploy", arguments: { env } }],
+    });
+    const { model, harness, root } = await open(
+      [reused("staging"), { text: "staged" }, reused("prod"), { text: "shipped" }],
+      [deployTool(ran)],
+    );
+    try {
+      const first = await root.submit({ type: "input", content: "stage it" });
+      await harness.whenIdle();
+      await root.approve("call_0", { approved: true, requestId: "review-call_0" });
+      expect((await first.wait()).status).toBe("done");
+
+      const second = await root.submit({ type: "input", content: "ship it" });
+      await harness.whenIdle();
+      const [pending] = await root.approvals();
+      expect(pending).toMatchObject({ toolCallId: "call_0", arguments: { env: "prod" } });
+      const error: unknown = await root
+        .approve("call_0", { approved: true, requestId: "review-call_0" })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toContain(
+        `approve: requestId "review-call_0" was used by submission`,
+      );
+      expect((error as Error).message).toContain(
+        `not the one waiting now (task ${pending!.taskId})`,
+      );
+      expect(await root.approvals()).toHaveLength(1);
+
+      await root.approve("call_0", { approved: true, requestId: `review-${pending!.taskId}` });
+      expect((await second.wait()).status).toBe("done");
+      expect(ran).toEqual(["staging", "prod"]);
+      // The last request: each reused id followed by its own answer's result.
+      const results = model.requests
+        .at(-1)!
+        .messages.filter((m) => m.role === "toolResult")
+        .map((m) => (m as { content: unknown }).content);
+      expect(results).toEqual(["deployed to staging", "deployed to prod"]);
     } finally {
       await harness.close();
     }

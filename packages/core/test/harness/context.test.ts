@@ -63,6 +63,47 @@ describe("deriveContext", () => {
     ]);
   });
 
+  it("pairs a call id a later answer reuses with that answer's own result", () => {
+    // Some OpenAI-compatible servers number calls per response: "call_0" in every answer.
+    const out = deriveContext([
+      e(2, { model: [user("go")] }),
+      e(3, { model: [calls("call_0")] }),
+      e(4, { model: [result("call_0", "first")] }),
+      e(5, { model: [calls("call_0")] }),
+      e(6, { model: [result("call_0", "second")] }),
+      e(7, { model: [answer("done")] }),
+    ]);
+    expect(out).toEqual([
+      user("go"),
+      calls("call_0"),
+      result("call_0", "first"),
+      calls("call_0"),
+      result("call_0", "second"),
+      answer("done"),
+    ]);
+  });
+
+  it("leaves a second result of one call out, and a reused id without its own result gets the synthetic one", () => {
+    const out = deriveContext([
+      e(2, { model: [calls("a")] }),
+      e(3, { model: [result("a", "A")] }),
+      e(4, { model: [result("a", "again")] }),
+      e(5, { model: [calls("a")] }),
+    ]);
+    expect(out).toEqual([
+      calls("a"),
+      result("a", "A"),
+      calls("a"),
+      {
+        role: "toolResult",
+        toolCallId: "a",
+        toolName: "read",
+        content: MISSING_RESULT_CONTENT,
+        isError: true,
+      },
+    ]);
+  });
+
   it("gives a call without a result a synthetic error result", () => {
     const out = deriveContext([
       e(2, { model: [calls("a", "b")] }),

@@ -220,7 +220,13 @@ describe("durable retry", () => {
         model: scripted([]),
         settings: { retry: retry as never },
       });
-    await expect(open({ maxAttempts: 0 })).rejects.toThrow(/settings\.retry\.maxAttempts/);
+    await expect(open({ maxAttempts: 0 })).rejects.toThrow(
+      "Harness.open: settings.retry.maxAttempts: must be an integer of at least 1",
+    );
+    // A field given as undefined takes its default (an optional value passed through).
+    await (
+      await open({ maxAttempts: 3, maxDelayMs: undefined, initialDelayMs: undefined })
+    ).close();
     await expect(open({ initialDelayMs: -1 })).rejects.toThrow(/settings\.retry\.initialDelayMs/);
     await expect(open({ initialDelayMs: 5_000, maxDelayMs: 100 })).rejects.toThrow(
       /initialDelayMs \(5000\) is above maxDelayMs \(100\)/,

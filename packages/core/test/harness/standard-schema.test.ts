@@ -176,6 +176,29 @@ describe("tools with a Standard Schema", () => {
     );
   });
 
+  it("a tool spread with changes keeps validating with its Standard Schema", async () => {
+    const book = defineTool({
+      name: "book",
+      description: "Book a room",
+      parameters: Booking,
+      replay: "unsafe",
+      execute: (args) => ({ content: `booked ${args.room}` }),
+    });
+    const renamed = defineTool({ ...book, name: "reserve" });
+    expect(renamed.schema).toBe(Booking);
+    expect(renamed.parameters).toEqual(book.parameters);
+    const bad = await runToolCall(
+      toolsByName([renamed]),
+      call("reserve", { room: "", guests: 9, kind: "single", note: null, when: "now" }),
+      api(),
+    );
+    expect(bad.isError).toBe(true);
+    expect(bad.content).toMatch(/^error: invalid arguments for "reserve": arguments\.room: /);
+    expect(() => defineTool({ ...book, name: "x", schema: { not: "a schema" } } as never)).toThrow(
+      /tool "x": schema \(as a tool from defineTool carries it\) must be a Standard Schema/,
+    );
+  });
+
   it("takes an arktype type (a function carrying ~standard)", async () => {
     const T = arktype({ city: "string", "days?": "number.integer" });
     const trip = defineTool({

@@ -94,6 +94,53 @@ describe("subagents > api.runConversation runs a child conversation and returns 
     }
   });
 
+  it("a call waiting for approval in the child is listed by harness.approvals() with its conversation, and runs once decided", async () => {
+    const results: SubagentResult[] = [];
+    const ran: string[] = [];
+    const deploy = defineTool<{ env: string }>({
+      name: "deploy",
+      description: "Deploys",
+      parameters: { type: "object", properties: { env: { type: "string" } }, required: ["env"] },
+      replay: "unsafe",
+      approval: "always",
+      execute: ({ env }) => {
+        ran.push(env);
+        return { content: `deployed to ${env}` };
+      },
+    });
+    const child = new ScriptedModel([
+      { toolCalls: [{ name: "deploy", arguments: { env: "prod" } }] },
+      { text: "deployed" },
+    ]);
+    const harness = await Harness.open(new MemoryStorage(), {
+      models: { default: new ScriptedModel(parentTurns), child },
+      tools: [delegateTool(results, { model: "child", tools: ["deploy"] }), deploy],
+    });
+    try {
+      const root = await harness.root();
+      const submission = await root.submit({ type: "input", content: "ask the helper" });
+      // The parent's tool waits for its child, so whenIdle() would wait for the decision too.
+      let waiting = await harness.approvals();
+      for (const until = Date.now() + 5_000; waiting.length === 0 && Date.now() < until;)
+        waiting = await new Promise((r) => setTimeout(r, 5)).then(() => harness.approvals());
+      expect(await root.approvals()).toEqual([]);
+      expect(waiting).toHaveLength(1);
+      const [pending] = waiting;
+      expect(pending).toMatchObject({ toolName: "deploy", arguments: { env: "prod" } });
+      expect(pending!.conversationId).not.toBe(1);
+      const inChild = await harness.conversation(pending!.conversationId);
+      const { conversationId: _in, ...ownView } = pending!;
+      expect(await inChild.approvals()).toEqual([ownView]);
+      await inChild.approve(pending!.toolCallId, { approved: true });
+      expect((await submission.wait()).status).toBe("done");
+      expect(ran).toEqual(["prod"]);
+      expect(results[0]?.text).toBe("deployed");
+      expect(await harness.approvals()).toEqual([]);
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("aborting the parent aborts the child's run", async () => {
     const results: SubagentResult[] = [];
     let started: () => void = () => undefined;

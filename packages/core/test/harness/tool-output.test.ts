@@ -56,10 +56,15 @@ describe("bounded tool output", () => {
     expect(outputBound(undefined)).toEqual({ maxBytes: 51_200, maxLines: 2_000 });
     expect(outputBound({ maxLines: 10 })).toEqual({ maxBytes: 51_200, maxLines: 10 });
     expect(() => outputBound({ maxBytes: 0 })).toThrow(
-      /settings\.toolOutput\.maxBytes: must be a positive integer/,
+      "Harness.open: settings.toolOutput.maxBytes: must be a positive integer",
     );
     expect(() => outputBound({ lines: 3 })).toThrow(
-      /settings\.toolOutput\.lines: not a tool output setting/,
+      "Harness.open: settings.toolOutput.lines: not a tool output setting (maxBytes, maxLines)",
     );
+    // A field given as undefined takes its default (an optional value passed through).
+    expect(outputBound({ maxBytes: undefined, maxLines: 10 })).toEqual({
+      maxBytes: 51_200,
+      maxLines: 10,
+    });
   });
 });

@@ -80,6 +80,34 @@ describe("defineTool", () => {
     ).toThrow(/tool "t": parameters\.properties\.x\.if: unsupported/);
   });
 
+  it("refuses a field it does not know, so a misspelled one never goes unnoticed", () => {
+    const base = {
+      name: "deploy",
+      description: "",
+      parameters: { type: "object" as const },
+      replay: "unsafe" as const,
+      execute: () => ({ content: "" }),
+    };
+    // The AI SDK's spelling: accepted silently, the tool would run without asking.
+    expect(() => defineTool({ ...base, needsApproval: true } as never)).toThrow(
+      new TypeError(
+        'defineTool: tool "deploy": needsApproval is not a tool field (name, description, parameters, replay, sequential, approval, execute, schema, spec)',
+      ),
+    );
+    expect(() => defineTool({ ...base, timeout: 5 } as never)).toThrow(
+      /defineTool: tool "deploy": timeout is not a tool field/,
+    );
+  });
+
+  it("takes a tool spread with changes: its spec is derived again", () => {
+    const sum = defineTool({ ...add, name: "sum" });
+    expect(sum.spec).toEqual({
+      name: "sum",
+      description: "Add two numbers",
+      parameters: add.parameters,
+    });
+  });
+
   it("refuses two tools with one name", () => {
     expect(() => toolsByName([add, add])).toThrow(/tools\[1\]: duplicate tool name "add"/);
   });
