@@ -67,7 +67,7 @@ type Next = { approval: LiveToolSlot } | { settled: SubmissionRecord };
 function nextEvent(
   root: Conversation,
   submission: Submission,
-  asked: ReadonlySet<string>,
+  asked: ReadonlySet<number>,
 ): Promise<Next> {
   return new Promise((resolveNext, reject) => {
     let done = false;
@@ -80,7 +80,7 @@ function nextEvent(
     };
     watching.stop = root.watch((view) => {
       const slot = Object.values(view.live.tools).find(
-        (s) => s.status === "approval" && !asked.has(s.toolCallId),
+        (s) => s.status === "approval" && !asked.has(s.taskId),
       );
       if (slot) finish({ approval: slot });
     });
@@ -133,7 +133,8 @@ export async function approveAgentRun(
       content: options.question,
       requestId: requestIdOf(options.question),
     });
-    const asked = new Set<string>();
+    // By task: some providers reuse a call id in every answer.
+    const asked = new Set<number>();
     let settled: SubmissionRecord | undefined;
     while (!settled) {
       const next = await nextEvent(root, submission, asked);
@@ -142,7 +143,7 @@ export async function approveAgentRun(
         break;
       }
       const slot = next.approval;
-      asked.add(slot.toolCallId);
+      asked.add(slot.taskId);
       write(
         out.style.yellow(
           `  ? ${slot.toolName}(${JSON.stringify(slot.approval?.arguments ?? {})}) ${APPROVAL_PROMPT}. Approve? [y = yes; n, empty or a reason = deny] `,
@@ -169,7 +170,7 @@ export async function approveAgentRun(
       await root.approve(slot.toolCallId, {
         approved,
         ...(approved ? {} : { reason: reason ?? "denied at the terminal" }),
-        requestId: `terminal-${slot.toolCallId}`,
+        requestId: `terminal-${slot.taskId}`,
       });
       out.line(
         approved
