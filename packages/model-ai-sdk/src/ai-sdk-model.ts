@@ -15,11 +15,21 @@ import type {
 } from "@durably/core";
 import { classifyError, redact } from "./errors.js";
 import { toPrompt, toTools } from "./prompt.js";
-import { callSettings, mergeProviderOptions } from "./settings.js";
+import {
+  callSettings,
+  checkProviderOptions,
+  checkSettings,
+  mergeProviderOptions,
+  type CallSettings,
+} from "./settings.js";
 import { StreamTranslator } from "./stream-events.js";
 
 export interface AiSdkModelOptions {
-  /** Settings for every call; a request's own settings override them key by key. */
+  /**
+   * Settings for every call, checked when the model is made; a request's own
+   * settings override them key by key (its `providerOptions` provider by
+   * provider).
+   */
   settings?: ModelSettings;
   /**
    * Provider options for every call, or a function of the request (to key
@@ -124,6 +134,7 @@ function cancelStream(result: unknown, reason: unknown): void {
 export class AiSdkModel implements Model {
   private readonly clock: () => number;
   private readonly secrets: readonly string[];
+  private readonly defaults: CallSettings;
   readonly prices?: ModelPrices;
   readonly contextWindow?: number;
 
@@ -133,6 +144,11 @@ export class AiSdkModel implements Model {
   ) {
     this.clock = options.clock ?? Date.now;
     this.secrets = (options.redact ?? []).filter((s) => typeof s === "string" && s !== "");
+    // A bad default would fail every call: refused here, with the error a request's settings get.
+    this.defaults = checkSettings(options.settings, "aiSdkModel: options.settings");
+    const configured: unknown = options.providerOptions;
+    if (typeof configured !== "function" && configured !== undefined)
+      checkProviderOptions(configured, "aiSdkModel: options.providerOptions");
     // Checked here, where they are given (the harness checks them again when registered).
     if (options.prices !== undefined) this.prices = checkPrices(options.prices);
     if (options.contextWindow !== undefined) {
@@ -160,11 +176,16 @@ export class AiSdkModel implements Model {
   /** The AI SDK call options for a request (throws a `TypeError` for bad settings). */
   callOptions(request: ModelRequest, signal?: AbortSignal): LanguageModelV3CallOptions {
     const { providerOptions: fromSettings, ...settings } = callSettings(
-      this.options.settings,
+      this.defaults,
       request.settings,
     );
     const configured = this.options.providerOptions;
-    const base = typeof configured === "function" ? configured(request) : configured;
+    const made = typeof configured === "function" ? configured(request) : configured;
+    // A function's result is checked on each call; an object was checked when the model was made.
+    const base =
+      typeof configured === "function" && made !== undefined
+        ? checkProviderOptions(made, "options.providerOptions(request)")
+        : made;
     const providerOptions = mergeProviderOptions(base, fromSettings);
     const tools = toTools(request.tools);
     return {

@@ -19,22 +19,67 @@ import { networkFailureCode, type ModelError } from "@durably/core";
 const OVERFLOW =
   /context[_ ]length|context[_ ]window|context size|maximum context|prompt is too long|input is too long|exceed(s|ed)? (the )?context limit|exceeds the maximum number of tokens|input token count|reduce the length of the messages|maximum prompt length|too many tokens in the prompt/i;
 
-/** Provider error codes and types (OpenAI `code`, Anthropic `error.type`) that mean "try again later". */
-const TRANSIENT_CODE = /rate_limit|overloaded|server_error|unavailable|timeout|internal_error/i;
+/**
+ * Provider error codes and types that mean "try again later": OpenAI's
+ * `rate_limit_exceeded` and `server_error`, Anthropic's `rate_limit_error`,
+ * `overloaded_error` and `api_error` (its 500), Ollama's `api_error`, vLLM's
+ * `InternalServerError` and `ServiceUnavailableError`, `internal_server_error`.
+ */
+const TRANSIENT_CODE =
+  /rate_limit|overloaded|server_error|internal_?server_?error|api_error|unavailable|timeout|internal_error/i;
+
+/**
+ * Codes that look like a rate limit (OpenAI sends them with a 429) but mean
+ * the account's quota or credit is used up: waiting does not help.
+ */
+const QUOTA_CODE = /^insufficient_quota$/i;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }
 
-/** The provider's own error code: `{ error: { code | type } }` (OpenAI, Anthropic) or `{ code | type }`. */
-function providerCode(data: unknown): string | undefined {
+/** The error object itself: `{ error: { ... } }` (OpenAI, Anthropic, vLLM) or the value. */
+function errorBody(data: unknown): Record<string, unknown> | undefined {
   const inner = isObject(data) && isObject(data.error) ? data.error : data;
-  if (!isObject(inner)) return undefined;
+  return isObject(inner) ? inner : undefined;
+}
+
+/** A provider code that is an HTTP status in disguise (`500`, `"429"`). */
+function asStatus(value: unknown): number | undefined {
+  const n = typeof value === "string" && /^\d{3}$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n >= 100 && n <= 599 ? n : undefined;
+}
+
+/** The provider's own error codes, `code` before `type`: `{ error: { code, type } }` or `{ code, type }`. */
+function providerCodes(data: unknown): string[] {
+  const inner = errorBody(data);
+  if (!inner) return [];
+  const codes: string[] = [];
   for (const key of ["code", "type"] as const) {
     const value = inner[key];
-    if (typeof value === "string" && value !== "" && value !== "error") return value;
+    if (
+      typeof value === "string" &&
+      value !== "" &&
+      value !== "error" &&
+      asStatus(value) === undefined
+    )
+      codes.push(value);
   }
-  return undefined;
+  return codes;
+}
+
+/** An HTTP status given as the error's `code` or `status` (vLLM's `code: 500`, a gateway's `"429"`). */
+function providerStatus(data: unknown): number | undefined {
+  const inner = errorBody(data);
+  return inner ? (asStatus(inner.code) ?? asStatus(inner.status)) : undefined;
+}
+
+/** OpenAI's `insufficient_quota` (a 429 that no wait cures): refused, not retryable. */
+function quotaError(codes: readonly string[], message: string): ModelError | undefined {
+  const quota = codes.find((code) => QUOTA_CODE.test(code));
+  return quota !== undefined
+    ? { message, code: quota, kind: "invalid", retryable: false }
+    : undefined;
 }
 
 /**
@@ -72,10 +117,18 @@ function messageOf(error: unknown): string {
   }
 }
 
+/** 408, 429 and 5xx: the provider may answer a later try. */
+function isTransientStatus(status: number | undefined): boolean {
+  return status === 408 || status === 429 || (status ?? 0) >= 500;
+}
+
 function fromApiCall(error: APICallError, now: number): ModelError {
   const status = error.statusCode;
-  const own = providerCode(error.data);
-  const code = own ?? (status !== undefined ? `HTTP_${status}` : undefined);
+  const codes = providerCodes(error.data);
+  const own = codes[0];
+  // No response at all (a refused or reset connection): the network code (ECONNREFUSED, ...).
+  const network = status === undefined ? networkFailureCode(error) : undefined;
+  const code = own ?? (status !== undefined ? `HTTP_${status}` : network);
   // The AI SDK uses the status text when the body says nothing, and HTTP/2 has none: say the status.
   const message =
     error.message !== ""
@@ -92,9 +145,9 @@ function fromApiCall(error: APICallError, now: number): ModelError {
   )
     return { ...base, kind: "overflow", retryable: false };
   if (status === 401 || status === 403) return { ...base, kind: "auth", retryable: false };
-  if (error.isRetryable || status === 408 || status === 429 || (status ?? 0) >= 500)
-    return { ...base, kind: "transient", retryable: true, ...retryable };
-  if (networkFailureCode(error.cause) !== undefined)
+  const quota = quotaError(codes, message);
+  if (quota) return quota;
+  if (error.isRetryable || isTransientStatus(status) || network !== undefined)
     return { ...base, kind: "transient", retryable: true, ...retryable };
   if (status !== undefined && status >= 400 && status < 500)
     return { ...base, kind: "invalid", retryable: false };
@@ -106,8 +159,11 @@ function fromApiCall(error: APICallError, now: number): ModelError {
  * limits (429, with `retryAfterMs` from the headers), server errors (5xx,
  * Anthropic's 529), timeouts and network failures (a refused connection, a
  * connection cut mid-stream); `kind` `overflow` for context-length errors,
- * `auth` for 401/403 and a missing API key, `invalid` for other 4xx and for
- * responses the provider could not parse. Only the message and the
+ * `auth` for 401/403 and a missing API key, `invalid` for other 4xx, for
+ * an exhausted quota (OpenAI's `insufficient_quota`, a 429 no wait cures)
+ * and for responses the provider could not parse. Error chunks inside the
+ * stream are judged by their code the same way, whether it is a word or an
+ * HTTP status. Only the message and the
  * provider's error code are kept: never headers, URLs or request bodies.
  */
 export function classifyError(error: unknown, now: number): ModelError {
@@ -131,14 +187,30 @@ export function classifyError(error: unknown, now: number): ModelError {
     TypeValidationError.isInstance(error)
   )
     return { message: error.message, code: error.name, kind: "invalid", retryable: false };
-  // A mid-stream error chunk: a plain `{ message, code?, type? }` from the provider's server.
+  return fromErrorChunk(error);
+}
+
+/**
+ * A mid-stream error chunk: a plain `{ message, code?, type?, status? }` from
+ * the provider's server, whose code may be a word (`overloaded_error`) or an
+ * HTTP status (vLLM's `code: 500`, a gateway's `"429"`).
+ */
+function fromErrorChunk(error: unknown): ModelError {
   const message = messageOf(error);
-  const code = providerCode(error);
+  const codes = providerCodes(error);
+  const status = providerStatus(error);
+  const code = codes[0] ?? (status !== undefined ? `HTTP_${status}` : undefined);
   const withCode = code !== undefined ? { code } : {};
-  if (OVERFLOW.test(`${message}\n${code ?? ""}`))
+  if (OVERFLOW.test(`${message}\n${codes.join("\n")}`))
     return { message, ...withCode, kind: "overflow", retryable: false };
-  if (code !== undefined && TRANSIENT_CODE.test(code))
+  const quota = quotaError(codes, message);
+  if (quota) return quota;
+  if (codes.some((c) => TRANSIENT_CODE.test(c)) || isTransientStatus(status))
     return { message, ...withCode, kind: "transient", retryable: true };
+  if (status === 401 || status === 403)
+    return { message, ...withCode, kind: "auth", retryable: false };
+  if (status !== undefined && status >= 400)
+    return { message, ...withCode, kind: "invalid", retryable: false };
   return { message, ...withCode, retryable: false };
 }
 

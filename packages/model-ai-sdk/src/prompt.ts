@@ -52,12 +52,32 @@ function assistantContent(message: AssistantMessage): AssistantContent {
   });
 }
 
+/**
+ * A tool's output: text (all of it, parts joined) as `text`, or `error-text`
+ * when the tool failed, so the error flag survives and providers that send
+ * tool results as strings get the text, not a JSON array of parts. A
+ * successful result with images goes as `content` parts; a failed one stays
+ * an error: its images (error results are text only) become a short note in
+ * place.
+ */
 function toolOutput(message: ToolResultMessage): LanguageModelV3ToolResultOutput {
   const content = message.content;
-  if (typeof content === "string")
-    return message.isError
-      ? { type: "error-text", value: content }
-      : { type: "text", value: content };
+  if (typeof content === "string" || content.every((part) => part.type === "text")) {
+    const text =
+      typeof content === "string"
+        ? content
+        : content.map((part) => (part.type === "text" ? part.text : "")).join("");
+    return message.isError ? { type: "error-text", value: text } : { type: "text", value: text };
+  }
+  if (message.isError)
+    return {
+      type: "error-text",
+      value: content
+        .map((part) =>
+          part.type === "text" ? part.text : `[${part.mediaType} image left out of this error]`,
+        )
+        .join(""),
+    };
   return {
     type: "content",
     value: content.map((part) =>

@@ -42,6 +42,14 @@ function metadata(value: unknown): { providerMetadata?: JsonObject } {
   }
 }
 
+/** A reported token count, or `undefined` when it is absent (`undefined`, `null`). */
+function tokens(value: unknown, path: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+    throw new MalformedPart(`${path} is ${describe(value)}, not a non-negative number`);
+  return value;
+}
+
 /**
  * A token count: absent (`undefined`, `null`, or its whole group missing)
  * means the provider did not report it; present, it must be a count.
@@ -50,30 +58,41 @@ function count(group: unknown, groupName: string, field: string): number | undef
   if (group === undefined || group === null) return undefined;
   if (!isObject(group))
     throw new MalformedPart(`usage.${groupName} is ${describe(group)}, not an object`);
-  const value = group[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
-    throw new MalformedPart(
-      `usage.${groupName}.${field} is ${describe(value)}, not a non-negative number`,
-    );
-  return value;
+  return tokens(group[field], `usage.${groupName}.${field}`);
+}
+
+/**
+ * A group's total and detail: `{ total, [detail] }` (specification v3), or
+ * a flat count (v2, sent with a bare-string finish reason) whose detail is
+ * the flat `usage[flatDetail]`.
+ */
+function group(
+  usage: Record<string, unknown> | undefined,
+  name: string,
+  detail: string,
+  flatDetail: string,
+): { total: number; detail: number | undefined } {
+  const value = usage?.[name];
+  if (typeof value === "number")
+    return {
+      total: tokens(value, `usage.${name}`) ?? 0,
+      detail: tokens(usage?.[flatDetail], `usage.${flatDetail}`),
+    };
+  return { total: count(value, name, "total") ?? 0, detail: count(value, name, detail) };
 }
 
 /** Unreported totals count as 0, unreported cached and reasoning tokens are left out. */
 function usageOf(usage: unknown): ModelUsage {
   if (usage !== undefined && usage !== null && !isObject(usage))
     throw new MalformedPart(`usage is ${describe(usage)}, not an object`);
-  const input = isObject(usage) ? usage.inputTokens : undefined;
-  const output = isObject(usage) ? usage.outputTokens : undefined;
-  const inputTokens = count(input, "inputTokens", "total") ?? 0;
-  const outputTokens = count(output, "outputTokens", "total") ?? 0;
-  const cached = count(input, "inputTokens", "cacheRead");
-  const reasoning = count(output, "outputTokens", "reasoning");
+  const given = isObject(usage) ? usage : undefined;
+  const input = group(given, "inputTokens", "cacheRead", "cachedInputTokens");
+  const output = group(given, "outputTokens", "reasoning", "reasoningTokens");
   return {
-    inputTokens,
-    outputTokens,
-    ...(cached !== undefined ? { cachedInputTokens: cached } : {}),
-    ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
+    inputTokens: input.total,
+    outputTokens: output.total,
+    ...(input.detail !== undefined ? { cachedInputTokens: input.detail } : {}),
+    ...(output.detail !== undefined ? { reasoningTokens: output.detail } : {}),
   };
 }
 

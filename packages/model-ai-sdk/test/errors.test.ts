@@ -129,6 +129,61 @@ describe("aiSdkModel: provider errors, classified for the harness's retry", () =
     });
   });
 
+  it("does not retry OpenAI's insufficient_quota, though it comes as a 429", async () => {
+    const body = {
+      error: {
+        message: "You exceeded your current quota, please check your plan and billing details.",
+        type: "insufficient_quota",
+        param: null,
+        code: "insufficient_quota",
+      },
+    };
+    expect(
+      await first(
+        apiError(429, {
+          message: body.error.message,
+          isRetryable: true, // what the AI SDK says of every 429
+          responseHeaders: { "retry-after": "20" },
+          responseBody: JSON.stringify(body),
+          data: body,
+        }),
+      ),
+    ).toEqual({
+      type: "error",
+      message: body.error.message,
+      code: "insufficient_quota",
+      kind: "invalid",
+      retryable: false,
+    });
+    // A rate limit with a code is still retried.
+    expect(
+      await first(
+        apiError(429, { isRetryable: true, data: { error: { code: "rate_limit_exceeded" } } }),
+      ),
+    ).toMatchObject({ code: "rate_limit_exceeded", kind: "transient", retryable: true });
+  });
+
+  it("gives a failure before any response its network code (ECONNREFUSED, ...)", async () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), {
+      code: "ECONNREFUSED",
+    });
+    expect(
+      await first(
+        apiError(undefined, {
+          isRetryable: true,
+          message: "Cannot connect to API: connect ECONNREFUSED 127.0.0.1:9",
+          cause: new TypeError("fetch failed", { cause: refused }),
+        }),
+      ),
+    ).toEqual({
+      type: "error",
+      message: "Cannot connect to API: connect ECONNREFUSED 127.0.0.1:9",
+      code: "ECONNREFUSED",
+      kind: "transient",
+      retryable: true,
+    });
+  });
+
   it("keeps neither the URL nor the request body, and redacts given secrets", async () => {
     const error = apiError(401, { message: "Incorrect API key provided: sk-live-1234567890" });
     const events = await collect(

@@ -88,6 +88,28 @@ describe("a Harness on aiSdkModel: provider failures settle or retry, never cras
     expect(server?.requests).toHaveLength(2);
   });
 
+  it("a server failure reported inside the stream (Ollama's api_error) is retried, its partial answer not stored", async () => {
+    const model = await overHttp({
+      turns: [{ text: "fine now" }],
+      handle: ({ index }, response) => {
+        if (index > 0) return false;
+        sse(response, [
+          delta({ content: "Hal" }),
+          { error: { message: "unexpected EOF while running the model", type: "api_error" } },
+          "[DONE]",
+        ]);
+        return true;
+      },
+    });
+    const { settled, entries } = await ask(model);
+    expect(settled.status).toBe("done");
+    expect(entries.map((e) => e.kind)).toEqual(["durably.user", "durably.assistant"]);
+    expect(entries.at(-1)?.model?.[0]).toMatchObject({
+      content: [{ type: "text", text: "fine now" }],
+    });
+    expect(server?.requests).toHaveLength(2);
+  });
+
   it("a context-length error settles at once as an overflow, without retrying", async () => {
     const model = await overHttp({
       turns: [

@@ -146,6 +146,57 @@ describe("what aiSdkModel sends the provider", () => {
     ]);
   });
 
+  it("sends a tool result made of parts as text when it is all text, keeping the error flag", async () => {
+    const result = (
+      id: string,
+      isError: boolean,
+      content: Extract<ModelRequest["messages"][number], { role: "toolResult" }>["content"],
+    ) => ({ role: "toolResult" as const, toolCallId: id, toolName: "read", isError, content });
+    const call = await send({
+      conversationId: ROOT_CONVERSATION_ID,
+      tools: [],
+      messages: [
+        { role: "user", content: "read them" },
+        {
+          role: "assistant",
+          stopReason: "toolUse",
+          content: ["c1", "c2", "c3", "c4"].map((id) => ({
+            type: "toolCall" as const,
+            id,
+            name: "read",
+            arguments: {},
+          })),
+        },
+        result("c1", true, [
+          { type: "text", text: "ENOENT: " },
+          { type: "text", text: "no such file a" },
+        ]),
+        result("c2", false, [
+          { type: "text", text: "contents " },
+          { type: "text", text: "of b" },
+        ]),
+        result("c3", true, [
+          { type: "text", text: "render failed; last frame: " },
+          { type: "image", mediaType: "image/png", data: PNG },
+          { type: "text", text: " (frame 3)" },
+        ]),
+        result("c4", false, []),
+      ],
+    });
+    const outputs = call.prompt
+      .flatMap((m) => (m.role === "tool" ? m.content : []))
+      .map((part) => (part.type === "tool-result" ? part.output : undefined));
+    expect(outputs).toEqual([
+      { type: "error-text", value: "ENOENT: no such file a" },
+      { type: "text", value: "contents of b" },
+      {
+        type: "error-text",
+        value: "render failed; last frame: [image/png image left out of this error] (frame 3)",
+      },
+      { type: "text", value: "" },
+    ]);
+  });
+
   it("sends no system message without instructions, and tools as function tools", async () => {
     const call = await send({
       conversationId: ROOT_CONVERSATION_ID,
