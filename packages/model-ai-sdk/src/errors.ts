@@ -205,12 +205,13 @@ function fromErrorChunk(error: unknown): ModelError {
     return { message, ...withCode, kind: "overflow", retryable: false };
   const quota = quotaError(codes, message);
   if (quota) return quota;
-  if (codes.some((c) => TRANSIENT_CODE.test(c)) || isTransientStatus(status))
-    return { message, ...withCode, kind: "transient", retryable: true };
+  // A status says more than a word: Ollama calls every error `api_error`, a 400 among them.
   if (status === 401 || status === 403)
     return { message, ...withCode, kind: "auth", retryable: false };
-  if (status !== undefined && status >= 400)
+  if (status !== undefined && status >= 400 && !isTransientStatus(status))
     return { message, ...withCode, kind: "invalid", retryable: false };
+  if (codes.some((c) => TRANSIENT_CODE.test(c)) || isTransientStatus(status))
+    return { message, ...withCode, kind: "transient", retryable: true };
   return { message, ...withCode, retryable: false };
 }
 

@@ -98,6 +98,12 @@ describe("aiSdkModel: error parts inside the stream, judged by their code", () =
       kind: "invalid",
       retryable: false,
     });
+    // A 4xx status says more than the word: Ollama calls every error api_error.
+    expect(await last({ message: "bad input", type: "api_error", code: 400 })).toMatchObject({
+      code: "api_error",
+      kind: "invalid",
+      retryable: false,
+    });
     expect(await last({ message: "bad request", code: 400 })).toEqual({
       type: "error",
       message: "bad request",

@@ -151,27 +151,6 @@ function storedDecision(
 }
 
 /**
- * A stored decision returned for a `requestId` must be for the call it
- * names: some providers reuse a call id in every answer ("call_0"), and a
- * `requestId` built from it would otherwise return an earlier call's
- * decision while this one goes on waiting. A `TypeError` when another call
- * of that id is waiting now.
- */
-async function refuseForAnotherCall(
-  tx: Transaction,
-  stored: ApprovalDecision,
-  slot: { taskId: number; status: string } | undefined,
-  requestId: string,
-): Promise<void> {
-  if (slot?.status !== "approval") return;
-  const decided = (await tx.entry(stored.entryId))?.data as { taskId?: unknown } | undefined;
-  if (decided?.taskId === undefined || decided.taskId === slot.taskId) return;
-  throw new TypeError(
-    `approve: requestId ${JSON.stringify(requestId)} was used by submission ${stored.submissionId} for an earlier call of id ${JSON.stringify(stored.toolCallId)} (task ${JSON.stringify(decided.taskId)}), not the one waiting now (task ${slot.taskId}); use a requestId per call, such as one built from its taskId`,
-  );
-}
-
-/**
  * Inside one commit: stores a person's decision on a waiting call. The
  * tool task's checkpoint becomes `start` (approved: it is then reserved
  * and runs) or `denied`; the live slot leaves "approval"; a `write`
@@ -187,17 +166,16 @@ export async function decideApproval(
   input: ApprovalInput,
 ): Promise<ApprovalDecision> {
   const { approved, reason, requestId } = input;
-  const live = await tx.doc(LiveDoc, conversationId);
-  const slots = Object.values(live.tools).filter((s) => s.toolCallId === toolCallId);
-  const slot = slots.find((s) => s.status === "approval") ?? slots[0];
   if (requestId !== undefined) {
     const existing = await tx.submissionByRequest(conversationId, requestId);
-    if (existing) {
-      const stored = storedDecision(existing, toolCallId, input);
-      await refuseForAnotherCall(tx, stored, slot, requestId);
-      return stored;
-    }
+    // A retry returns the stored decision, whichever call of that id waits now: a requestId
+    // names one decision, so one built from the taskId never meets a later call's.
+    if (existing) return storedDecision(existing, toolCallId, input);
   }
+  const live = await tx.doc(LiveDoc, conversationId);
+  // The waiting one first: a provider may reuse a call id of an earlier answer.
+  const slots = Object.values(live.tools).filter((s) => s.toolCallId === toolCallId);
+  const slot = slots.find((s) => s.status === "approval") ?? slots[0];
   const where = `approve: tool call ${JSON.stringify(toolCallId)} of conversation ${conversationId}`;
   if (!slot)
     throw new ApprovalNotPending(

@@ -44,8 +44,9 @@ const UNSENT: ReadonlySet<string> = new Set(["aborted", "error"]);
  *   with them their tool calls (and so those calls' results).
  * - Each tool result is placed right after the assistant message holding
  *   its call, in call order: a call takes the first result of its id after
- *   it, so an id a later answer reuses pairs with that answer's result. A
- *   call without a result gets a synthetic error result; a result whose
+ *   it and before the next call of that id, so an id a later answer reuses
+ *   pairs with that answer's result. A call without a result gets a
+ *   synthetic error result; a result whose
  *   call is not in view is left out (model APIs refuse a result without its
  *   call), and so is a second result of a call.
  */
@@ -71,44 +72,81 @@ export function deriveContext(entries: readonly EntryRecord[]): Message[] {
   if (marker) take(own(marker));
   for (const entry of window) if (entry.head === undefined) take(own(entry));
 
-  // Results by call id, in transcript order: a call takes the first unused result after it, so a
-  // call id a provider reuses in a later answer (some number calls per response) pairs with its own.
-  const results = new Map<string, { at: number; message: ToolResultMessage; used?: true }[]>();
-  messages.forEach((m, at) => {
-    if (m.role !== "toolResult") return;
-    const list = results.get(m.toolCallId);
-    if (list) list.push({ at, message: m });
-    else results.set(m.toolCallId, [{ at, message: m }]);
-  });
-
   const out: Message[] = [];
+  const pairing = new ResultPairing(messages);
   messages.forEach((m, at) => {
     if (m.role === "toolResult") return;
     out.push(m);
-    if (m.role === "assistant") out.push(...resultsFor(m, at, results));
+    if (m.role === "assistant") out.push(...pairing.resultsFor(m, at));
   });
   return out;
 }
 
-function resultsFor(
-  message: AssistantMessage,
-  at: number,
-  results: ReadonlyMap<string, { at: number; message: ToolResultMessage; used?: true }[]>,
-): ToolResultMessage[] {
-  const out: ToolResultMessage[] = [];
-  for (const part of message.content) {
-    if (part.type !== "toolCall") continue;
-    const found = results.get(part.id)?.find((r) => r.at > at && !r.used);
-    if (found) found.used = true;
-    out.push(
-      found?.message ?? {
-        role: "toolResult",
-        toolCallId: part.id,
-        toolName: part.name,
-        content: MISSING_RESULT_CONTENT,
-        isError: true,
-      },
-    );
+/** Positions (in transcript order) of one call id's results or calls, and how far pairing got. */
+interface Positions<T> {
+  readonly items: { at: number; value: T }[];
+  next: number;
+}
+
+/**
+ * Pairs each call with the first result of its id after it and before the
+ * next call of that id (some providers reuse call ids, "call_0" in every
+ * answer). Calls come in transcript order, so each id's results and calls
+ * are walked once: linear in the transcript however often an id repeats.
+ */
+class ResultPairing {
+  private readonly results = new Map<string, Positions<ToolResultMessage>>();
+  private readonly calls = new Map<string, Positions<null>>();
+
+  constructor(messages: readonly Message[]) {
+    messages.forEach((m, at) => {
+      if (m.role === "toolResult") push(this.results, m.toolCallId, at, m);
+      else if (m.role === "assistant")
+        for (const part of m.content)
+          if (part.type === "toolCall") push(this.calls, part.id, at, null);
+    });
   }
-  return out;
+
+  resultsFor(message: AssistantMessage, at: number): ToolResultMessage[] {
+    const out: ToolResultMessage[] = [];
+    for (const part of message.content) {
+      if (part.type !== "toolCall") continue;
+      out.push(
+        this.take(part.id, at) ?? {
+          role: "toolResult",
+          toolCallId: part.id,
+          toolName: part.name,
+          content: MISSING_RESULT_CONTENT,
+          isError: true,
+        },
+      );
+    }
+    return out;
+  }
+
+  /** The first unused result of `id` after `at` and before the next call of `id`. */
+  private take(id: string, at: number): ToolResultMessage | undefined {
+    const calls = this.calls.get(id) as Positions<null>;
+    while (calls.next < calls.items.length && (calls.items[calls.next] as { at: number }).at <= at)
+      calls.next++;
+    const until = calls.items[calls.next]?.at ?? Infinity;
+    const results = this.results.get(id);
+    if (!results) return undefined;
+    // Results before this call can serve no later call either: passed over for good.
+    while (
+      results.next < results.items.length &&
+      (results.items[results.next] as { at: number }).at < at
+    )
+      results.next++;
+    const found = results.items[results.next];
+    if (!found || found.at >= until) return undefined;
+    results.next++;
+    return found.value;
+  }
+}
+
+function push<T>(map: Map<string, Positions<T>>, id: string, at: number, value: T): void {
+  const positions = map.get(id);
+  if (positions) positions.items.push({ at, value });
+  else map.set(id, { items: [{ at, value }], next: 0 });
 }

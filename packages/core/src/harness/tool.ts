@@ -180,7 +180,7 @@ function parametersOf(
   return { json: structuredClone(parameters) };
 }
 
-/** A definition's fields; `schema` and `spec` too, so a tool spread with changes (`{ ...tool, name }`) is a definition. */
+/** A definition's fields (`schema` and `spec` are accepted too, as a tool spread with changes carries them). */
 const TOOL_FIELDS = [
   "name",
   "description",
@@ -189,29 +189,26 @@ const TOOL_FIELDS = [
   "sequential",
   "approval",
   "execute",
-  "schema",
-  "spec",
 ];
 
 /**
- * The parameters of a definition spread from a tool: its JSON Schema
- * `parameters` with the Standard Schema it validated with (`schema`), so
- * the copy validates as the tool did. `spec` is derived again.
+ * A definition's parameters. One spread from a tool (`{ ...tool, name }`)
+ * carries its `spec` and, for a Standard Schema tool, its `schema`: kept
+ * while `parameters` is still the tool's own, so the copy validates as the
+ * tool did; a replaced `parameters` decides alone. `schema` without the
+ * tool's `spec` is not a definition field.
  */
-function withOwnSchema(definition: ToolDefinition<unknown>, where: string): unknown {
+function ownParameters(definition: ToolDefinition<unknown>, where: string): unknown {
   const { parameters } = definition;
-  const schema = (definition as { schema?: unknown }).schema;
+  const { schema, spec } = definition as { schema?: unknown; spec?: unknown };
   if (schema === undefined) return parameters;
-  if (
-    !isStandardSchema(schema) ||
-    isStandardSchema(parameters) ||
-    !isPlainObject(parameters) ||
-    "schema" in parameters
-  )
+  if (!isPlainObject(spec))
     throw new TypeError(
-      `${where}: schema (as a tool from defineTool carries it) must be a Standard Schema beside a JSON Schema in parameters`,
+      `${where}: schema is not a tool field; give a Standard Schema as parameters, or { schema, jsonSchema }`,
     );
-  return { schema, jsonSchema: parameters };
+  return spec.parameters === parameters && isStandardSchema(schema)
+    ? { schema, jsonSchema: parameters }
+    : parameters;
 }
 
 /** Defines a tool the model may call. Throws a `TypeError` naming the bad field. */
@@ -241,8 +238,16 @@ export function defineTool(definition: ToolDefinition<unknown>): Tool<unknown> {
     throw new TypeError(
       `${where}: approval must be "always" or a function (args, context) => boolean`,
     );
-  checkKeys(definition, TOOL_FIELDS, `defineTool: ${where}`, { what: "a tool field" });
-  const { json, schema } = parametersOf(withOwnSchema(definition, where), where);
+  const {
+    schema: _schema,
+    spec: _spec,
+    ...own
+  } = definition as ToolDefinition<unknown> & {
+    schema?: unknown;
+    spec?: unknown;
+  };
+  checkKeys(own, TOOL_FIELDS, `defineTool: ${where}`, { what: "a tool field" });
+  const { json, schema } = parametersOf(ownParameters(definition, where), where);
   if (json.type !== "object")
     throw new TypeError(`${where}: parameters.type must be "object" (arguments are a JSON object)`);
   deepFreeze(json);

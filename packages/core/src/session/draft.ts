@@ -229,10 +229,12 @@ export class DraftTracker {
 
   /** @internal The `get` trap. */
   read(node: DraftNode, target: Container, prop: string | symbol): unknown {
-    this.checkLive();
     // `await tx.doc(...)` asks every draft for `then`: answered here, not by walking the
     // prototype chain. A draft is never a thenable unless the document has a "then" key.
+    // Answered before the liveness check too: a commit whose callback returns a draft
+    // resolves with it after sealing revoked it, and a stored commit must not reject.
     if (prop === "then" && !hasOwn(target, prop)) return undefined;
+    this.checkLive();
     if (Array.isArray(target)) {
       const index = arrayIndex(prop);
       if (index !== undefined) return index < target.length ? this.view(node, index) : undefined;

@@ -289,6 +289,13 @@ export class Session {
    * storage. Idempotent; also the way out of a failed session.
    */
   close(): Promise<void> {
+    // Close waits for the running callback; awaited inside it, neither would ever end.
+    if (this.line.inCallback && this.closing === undefined)
+      return Promise.reject(
+        new NestedCommit(
+          "session.close was called inside a commit callback: it would wait for the callback and the callback for it; close once the commit has settled",
+        ),
+      );
     this.closing ??= this.shutDown();
     return this.closing;
   }

@@ -61,7 +61,9 @@ export class DocWatches {
   notify(key: string, state: DocState, ops: readonly Op[]): void {
     const set = this.byKey.get(key);
     if (!set) return;
+    // A copy, so one added meanwhile waits for the next change; one disposed meanwhile is skipped.
     for (const watcher of [...set]) {
+      if (!set.has(watcher)) continue;
       try {
         const seen = watcher.view(state, ops);
         watcher.listener(seen.value, seen.ops);
@@ -96,6 +98,7 @@ export class CommitSubscribers {
 
   notify(event: CommitEvent): void {
     for (const listener of [...this.listeners]) {
+      if (!this.listeners.has(listener)) continue; // disposed by an earlier one
       try {
         listener(event);
       } catch (error) {

@@ -397,7 +397,7 @@ describe("tool approval > a decision is applied once", () => {
 });
 
 describe("tool approval > a provider that reuses call ids across answers", () => {
-  it("pairs each call with its own result, and refuses a requestId whose decision was for the earlier call", async () => {
+  it("pairs each call with its own result; a requestId built from the taskId decides each call, and its retry returns its decision", async () => {
     const ran: string[] = [];
     const reused = (env: string): ScriptedTurn => ({
       toolCalls: [{ id: "call_0", name: "deploy", arguments: { env } }],
@@ -409,26 +409,25 @@ describe("tool approval > a provider that reuses call ids across answers", () =>
     try {
       const first = await root.submit({ type: "input", content: "stage it" });
       await harness.whenIdle();
-      await root.approve("call_0", { approved: true, requestId: "review-call_0" });
+      const [staging] = await root.approvals();
+      const firstDecision = await root.approve("call_0", {
+        approved: true,
+        requestId: `review-${staging!.taskId}`,
+      });
       expect((await first.wait()).status).toBe("done");
 
       const second = await root.submit({ type: "input", content: "ship it" });
       await harness.whenIdle();
-      const [pending] = await root.approvals();
-      expect(pending).toMatchObject({ toolCallId: "call_0", arguments: { env: "prod" } });
-      const error: unknown = await root
-        .approve("call_0", { approved: true, requestId: "review-call_0" })
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(TypeError);
-      expect((error as Error).message).toContain(
-        `approve: requestId "review-call_0" was used by submission`,
-      );
-      expect((error as Error).message).toContain(
-        `not the one waiting now (task ${pending!.taskId})`,
-      );
+      const [prod] = await root.approvals();
+      expect(prod).toMatchObject({ toolCallId: "call_0", arguments: { env: "prod" } });
+      expect(prod!.taskId).not.toBe(staging!.taskId);
+      // A client retrying the first decision (its answer lost) gets it back, and nothing more is stored.
+      expect(
+        await root.approve("call_0", { approved: true, requestId: `review-${staging!.taskId}` }),
+      ).toEqual(firstDecision);
       expect(await root.approvals()).toHaveLength(1);
 
-      await root.approve("call_0", { approved: true, requestId: `review-${pending!.taskId}` });
+      await root.approve("call_0", { approved: true, requestId: `review-${prod!.taskId}` });
       expect((await second.wait()).status).toBe("done");
       expect(ran).toEqual(["staging", "prod"]);
       // The last request: each reused id followed by its own answer's result.

@@ -83,6 +83,28 @@ describe("deriveContext", () => {
     ]);
   });
 
+  it("never gives a reused id's later result to an earlier call of that id whose own result is gone", () => {
+    const out = deriveContext([
+      e(2, { model: [calls("call_0")] }),
+      e(3, { model: [result("call_0", "first")] }),
+      e(4, { model: [calls("call_0")] }),
+      e(5, { model: [result("call_0", "second")] }),
+      e(6, { edits: [{ type: "omit", entryId: 3 as EntryId }] }),
+    ]);
+    expect(out).toEqual([
+      calls("call_0"),
+      {
+        role: "toolResult",
+        toolCallId: "call_0",
+        toolName: "read",
+        content: MISSING_RESULT_CONTENT,
+        isError: true,
+      },
+      calls("call_0"),
+      result("call_0", "second"),
+    ]);
+  });
+
   it("leaves a second result of one call out, and a reused id without its own result gets the synthetic one", () => {
     const out = deriveContext([
       e(2, { model: [calls("a")] }),

@@ -194,8 +194,20 @@ describe("tools with a Standard Schema", () => {
     );
     expect(bad.isError).toBe(true);
     expect(bad.content).toMatch(/^error: invalid arguments for "reserve": arguments\.room: /);
-    expect(() => defineTool({ ...book, name: "x", schema: { not: "a schema" } } as never)).toThrow(
-      /tool "x": schema \(as a tool from defineTool carries it\) must be a Standard Schema/,
+    // Parameters replaced: the new ones decide alone, as a JSON Schema or a Standard Schema.
+    const count = { type: "object", properties: { n: { type: "number" } }, required: ["n"] };
+    const counted = defineTool({ ...book, name: "count", parameters: count as never });
+    expect(counted.schema).toBeUndefined();
+    expect(await runToolCall(toolsByName([counted]), call("count", { n: 3 }), api())).toMatchObject(
+      { isError: false },
+    );
+    const zodCount = z.object({ n: z.number() });
+    const recounted = defineTool({ ...book, name: "recount", parameters: zodCount as never });
+    expect(recounted.schema).toBe(zodCount);
+    // `schema` alone (not carried by a spread tool) is not a definition field.
+    const { spec: _spec, ...noSpec } = book;
+    expect(() => defineTool({ ...noSpec, name: "x" } as never)).toThrow(
+      /tool "x": schema is not a tool field/,
     );
   });
 

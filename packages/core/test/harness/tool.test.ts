@@ -91,7 +91,7 @@ describe("defineTool", () => {
     // The AI SDK's spelling: accepted silently, the tool would run without asking.
     expect(() => defineTool({ ...base, needsApproval: true } as never)).toThrow(
       new TypeError(
-        'defineTool: tool "deploy": needsApproval is not a tool field (name, description, parameters, replay, sequential, approval, execute, schema, spec)',
+        'defineTool: tool "deploy": needsApproval is not a tool field (name, description, parameters, replay, sequential, approval, execute)',
       ),
     );
     expect(() => defineTool({ ...base, timeout: 5 } as never)).toThrow(
