@@ -13,6 +13,7 @@ import { checkVersion, readAs } from "./doc-versions.js";
 import type { FailureListener } from "./failure-listeners.js";
 import type { GroupCommitStats } from "./group-commit.js";
 import { SessionReader } from "./reader.js";
+import { releaseStorage, takeStorage } from "./storage-owners.js";
 import {
   addressKey,
   addressOf,
@@ -105,16 +106,23 @@ export class Session {
    */
   static async open(storage: Storage, options: SessionOptions = {}): Promise<Session> {
     options.signal?.throwIfAborted();
-    const session = new Session(storage, options);
-    const root = await storage.conversation(ROOT_CONVERSATION_ID, options);
-    if (root) session.line.remember(root);
-    else
-      await session.line.enqueueGroup(
-        [{ type: "conversation", value: Object.freeze({ id: ROOT_CONVERSATION_ID }) }],
-        [],
-        false,
-      );
-    return session;
+    takeStorage(storage);
+    try {
+      const session = new Session(storage, options);
+      const root = await storage.conversation(ROOT_CONVERSATION_ID, options);
+      if (root) session.line.remember(root);
+      else
+        await session.line.enqueueGroup(
+          [{ type: "conversation", value: Object.freeze({ id: ROOT_CONVERSATION_ID }) }],
+          [],
+          false,
+        );
+      return session;
+    } catch (error) {
+      // Not opened: the caller still holds the storage, and may close it or open it again.
+      releaseStorage(storage);
+      throw error;
+    }
   }
 
   /** Counters of the group-commit flusher: storage calls and the batches they carried. */
@@ -313,6 +321,10 @@ export class Session {
     line.watches.clear();
     line.subscribers.clear();
     line.failureListeners.clear();
-    await this.storage.close();
+    try {
+      await this.storage.close();
+    } finally {
+      releaseStorage(this.storage);
+    }
   }
 }
