@@ -1,4 +1,10 @@
-import { Session, type EntryId, type Storage, type Transaction } from "@durably/core";
+import {
+  Session,
+  SessionClosed,
+  type EntryId,
+  type Storage,
+  type Transaction,
+} from "@durably/core";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { checkpointEntryOf, type CheckpointEntry } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
@@ -19,6 +25,8 @@ export interface StoredTail {
  */
 export class SaverContext {
   private opened: Promise<Session> | undefined;
+  /** Set by close() when no session was opened: the storage is closed, none will be. */
+  private closedUnopened: Promise<void> | undefined;
   private readonly entries = new Lru<number, CheckpointEntry>(2048);
   readonly tails = new Lru<string, StoredTail>(1024);
 
@@ -31,20 +39,24 @@ export class SaverContext {
     readonly firstVersion: () => string | number,
   ) {}
 
-  /** True when the saver opened the session (and so closes it). */
-  get ownsSession(): boolean {
-    return !(this.source instanceof Session);
-  }
-
   session(): Promise<Session> {
+    if (this.opened === undefined && this.closedUnopened !== undefined)
+      return Promise.reject(new SessionClosed("the checkpoint saver is closed"));
     this.opened ??=
       this.source instanceof Session ? Promise.resolve(this.source) : Session.open(this.source);
     return this.opened;
   }
 
-  /** The session if one was opened (close() must not open one just to close it). */
-  openedSession(): Promise<Session> | undefined {
-    return this.opened;
+  /**
+   * Closes the session the saver opened, or, when it never opened one, the
+   * storage it was given (close() must not open a session just to close it);
+   * a session passed in stays open. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.source instanceof Session) return;
+    if (this.opened !== undefined) return (await this.opened).close();
+    this.closedUnopened ??= this.source.close();
+    return this.closedUnopened;
   }
 
   remember(entry: CheckpointEntry): void {

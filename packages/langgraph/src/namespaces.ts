@@ -12,6 +12,7 @@ import {
 } from "./documents.js";
 import { THREAD_ENTRY } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
+import { ownValue } from "./own-keys.js";
 
 /*
  * Threads and namespaces: each (thread, checkpoint namespace) pair is one
@@ -29,7 +30,7 @@ export async function conversationOf(
   address: ThreadAddress,
 ): Promise<number | undefined> {
   const thread = await session.snapshot(ThreadDoc, null, address.threadId);
-  const id = thread?.namespaces[address.ns];
+  const id = thread ? ownValue(thread.namespaces, address.ns) : undefined;
   return typeof id === "number" ? id : undefined;
 }
 
@@ -43,7 +44,7 @@ export async function ensureNamespace(
   thread: ThreadState,
   address: ThreadAddress,
 ): Promise<number> {
-  const existing = thread.namespaces[address.ns];
+  const existing = ownValue(thread.namespaces, address.ns);
   if (existing !== undefined) return existing;
   if (Object.keys(thread.namespaces).length === 0) await registerThread(tx, address.threadId);
   const conversation = await tx.createConversation({ ownership: { kind: "ownerless" } });

@@ -19,8 +19,10 @@ import {
   type StoredChannel,
   type Version,
 } from "./entry-format.js";
+import { entryTooLarge } from "./entry-size.js";
 import { CheckpointConfigError, CheckpointValueError } from "./errors.js";
 import { ensureNamespace } from "./namespaces.js";
+import { ownValue, setOwn } from "./own-keys.js";
 import { encodeTyped } from "./typed-value.js";
 
 const SCAN_PAGE = 64;
@@ -35,7 +37,7 @@ function versionsOf(value: unknown, where: string): Record<string, Version> {
       throw new CheckpointValueError(
         `${where}[${JSON.stringify(channel)}]: a channel version must be a string or a finite number, got ${String(version)}`,
       );
-    out[channel] = version;
+    setOwn(out, channel, version);
   }
   return out;
 }
@@ -72,12 +74,12 @@ export async function putCheckpoint(
     ),
   ]);
   const stored: Record<string, StoredChannel> = {};
-  for (const plan of plans) stored[plan.channel] = storedOf(plan);
+  for (const plan of plans) setOwn(stored, plan.channel, storedOf(plan));
 
   const session = await ctx.session();
   const done = await session.commit(async (tx) => {
     const thread = await tx.doc(ThreadDoc, null, target.threadId, undefined);
-    const existing = thread.namespaces[target.ns];
+    const existing = ownValue(thread.namespaces, target.ns);
     const carried: Record<string, number> = {};
     let sorted: readonly (readonly IndexItem[])[] = [];
     if (existing !== undefined) {
@@ -95,10 +97,14 @@ export async function putCheckpoint(
       stored,
       carried,
     };
-    const entry = await tx.appendEntry(asConversation(conversationId), {
-      kind: CHECKPOINT_ENTRY,
-      data: data as unknown as Json,
-    });
+    const entry = await tx
+      .appendEntry(asConversation(conversationId), {
+        kind: CHECKPOINT_ENTRY,
+        data: data as unknown as Json,
+      })
+      .catch((error: unknown) => {
+        throw entryTooLarge(error, target, data) ?? error;
+      });
     const index = await tx.doc(IndexDoc, asConversation(conversationId));
     for (const plan of plans) {
       if (plan.kind !== "doc" && plan.kind !== "append") continue;
@@ -179,9 +185,9 @@ async function resolveCarried(
   const missing: string[] = [];
   for (const channel of unchanged) {
     const version = versions[channel];
-    if (parent && sameVersion(parent.data.versions[channel], version)) {
+    if (parent && sameVersion(ownValue(parent.data.versions, channel), version)) {
       const home = homeIn(parent, channel, version as Version);
-      if (home !== undefined) carried[channel] = home;
+      if (home !== undefined) setOwn(carried, channel, home);
     } else missing.push(channel);
   }
   if (missing.length > 0) await searchStored(tx, conversationId, missing, versions, carried);
@@ -189,10 +195,10 @@ async function resolveCarried(
 
 /** Where `entry` found `channel`'s value at `version`: itself, an earlier entry, or nowhere (no value). */
 function homeIn(entry: CheckpointEntry, channel: string, version: Version): number | undefined {
-  const own = entry.data.stored[channel];
+  const own = ownValue(entry.data.stored, channel);
   if (own !== undefined && sameVersion(own.version, version))
     return "value" in own || "doc" in own ? entry.entryId : undefined;
-  return entry.data.carried[channel];
+  return ownValue(entry.data.carried, channel);
 }
 
 async function searchStored(
@@ -213,9 +219,9 @@ async function searchStored(
     for (const record of page.items) {
       const entry = checkpointEntryOf(record);
       for (const channel of open) {
-        const own = entry.data.stored[channel];
+        const own = ownValue(entry.data.stored, channel);
         if (own === undefined || !sameVersion(own.version, versions[channel])) continue;
-        if ("value" in own || "doc" in own) carried[channel] = entry.entryId;
+        if ("value" in own || "doc" in own) setOwn(carried, channel, entry.entryId);
         open.delete(channel);
       }
       if (open.size === 0) return;

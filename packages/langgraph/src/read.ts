@@ -23,6 +23,7 @@ import {
 import { sameVersion, type CheckpointEntry } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
 import { allThreads, conversationOf, indexOf, namespacesOf } from "./namespaces.js";
+import { ownValue, setOwn } from "./own-keys.js";
 import { decodeChannelValue, decodeTyped } from "./typed-value.js";
 
 /** A checkpoint found in a namespace index. */
@@ -96,7 +97,8 @@ export async function* listCheckpointTuples(
         entry.data.metadata,
         `${where(located)} metadata`,
       )) as Record<string, unknown> | undefined;
-      if (!filter.every(([key, value]) => sameValue(metadata?.[key], value))) continue;
+      if (!filter.every(([key, value]) => sameValue(metadata && ownValue(metadata, key), value)))
+        continue;
     }
     yield await tupleOf(ctx, session, located, false, entry);
     if (remaining !== undefined) remaining--;
@@ -155,7 +157,7 @@ async function tupleOf(
   for (const [channel, version] of Object.entries(data.versions)) {
     const value = await channelValue(ctx, session, entry, channel, version, at);
     if (!value.found) continue;
-    channel_values[channel] = value.value;
+    setOwn(channel_values, channel, value.value);
     if (resumes && ctx.trustItems && value.currentDoc !== undefined && Array.isArray(value.value))
       ctx.tails.set(tailKey(located.address.threadId, located.address.ns, channel), {
         // A copy: the caller may grow the array it was handed in place (see planChannel).
@@ -199,15 +201,15 @@ async function channelValue(
   version: string | number,
   at: string,
 ): Promise<{ found: false } | { found: true; value: unknown; currentDoc?: number }> {
-  const own = entry.data.stored[channel];
+  const own = ownValue(entry.data.stored, channel);
   let home: CheckpointEntry | undefined;
   if (own !== undefined && sameVersion(own.version, version)) home = entry;
   else {
-    const carriedFrom = entry.data.carried[channel];
+    const carriedFrom = ownValue(entry.data.carried, channel);
     if (carriedFrom === undefined) return { found: false };
     home = await ctx.entry(session, carriedFrom, `${at} channel ${JSON.stringify(channel)}`);
   }
-  const stored = home.data.stored[channel];
+  const stored = ownValue(home.data.stored, channel);
   const field = `${at} channel ${JSON.stringify(channel)} (from entry ${home.entryId})`;
   if (
     stored === undefined ||

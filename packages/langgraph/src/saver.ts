@@ -102,10 +102,12 @@ export class DurablyCheckpointSaver extends BaseCheckpointSaver {
     await session.commit((tx) => retireThread(tx, id));
   }
 
-  /** Closes the session the saver opened (a session passed in stays open). Idempotent. */
-  async close(): Promise<void> {
-    if (!this.ctx.ownsSession) return;
-    const opened = this.ctx.openedSession();
-    if (opened) await (await opened).close();
+  /**
+   * Closes the session the saver opened and so its storage; a storage the
+   * saver never opened a session over is closed directly. A session passed
+   * in stays open. Idempotent; later calls reject with `SessionClosed`.
+   */
+  close(): Promise<void> {
+    return this.ctx.close();
   }
 }

@@ -95,8 +95,28 @@ export function isTyped(value: unknown): value is Typed {
 
 const CHUNK = 0x8000;
 
-/** Base64 without Node's Buffer, so the package also runs in browsers (IndexedDB storage). */
+/** Node's Buffer when there is one (a 25 MiB value: 0.1 s, against seconds in the portable loop). */
+const NodeBuffer = (
+  globalThis as {
+    Buffer?: {
+      from(
+        b: ArrayBufferLike,
+        offset: number,
+        length: number,
+      ): { toString(encoding: "base64"): string };
+    };
+  }
+).Buffer;
+
+/** Base64, through Node's Buffer when present, else portable (browsers: IndexedDB storage). */
 export function toBase64(bytes: Uint8Array): string {
+  if (NodeBuffer !== undefined)
+    return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  return portableBase64(bytes);
+}
+
+/** @internal Base64 without Node's Buffer (exported for the test that compares both). */
+export function portableBase64(bytes: Uint8Array): string {
   let binary = "";
   for (let i = 0; i < bytes.length; i += CHUNK)
     binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));

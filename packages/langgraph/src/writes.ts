@@ -5,6 +5,7 @@ import type { SaverContext } from "./context.js";
 import { ThreadDoc, WritesDoc, asConversation, type StoredWrite } from "./documents.js";
 import { CheckpointConfigError } from "./errors.js";
 import { ensureNamespace } from "./namespaces.js";
+import { ownValue } from "./own-keys.js";
 import { encodeTyped } from "./typed-value.js";
 
 /** Code point order (as LangGraph sorts task paths and ids), not UTF-16 unit order. */
@@ -55,7 +56,7 @@ export async function putCheckpointWrites(
       const channel = write?.[0];
       if (typeof channel !== "string")
         throw new CheckpointConfigError(`putWrites: writes[${i}][0] must be a channel name`);
-      const idx = WRITES_IDX_MAP[channel] ?? i;
+      const idx = ownValue(WRITES_IDX_MAP, channel) ?? i;
       return { task: taskId, path, idx, channel, value: await encodeTyped(ctx.serde, write[1]) };
     }),
   );

@@ -11,6 +11,7 @@ import { IndexDoc, ThreadDoc } from "../src/documents.js";
 import {
   CheckpointConfigError,
   CheckpointDataCorrupted,
+  CheckpointValueError,
   DurablyCheckpointSaver,
 } from "../src/index.js";
 
@@ -111,6 +112,38 @@ describe("bad input", () => {
     );
     await saver.close();
     await session.close();
+  });
+});
+
+describe("checkpoint too large for one entry", () => {
+  it("refuses it with CheckpointValueError naming the checkpoint and its largest channels; nothing is stored and the saver goes on", async () => {
+    const saver = new DurablyCheckpointSaver(new MemoryStorage());
+    const config = { configurable: { thread_id: "t", checkpoint_ns: "sub:1" } };
+    // 25 MiB of bytes: 33.3 MiB as base64, over core's 32 MiB per value.
+    const big = checkpoint({ blob: new Uint8Array(25 << 20), small: "x", n: 1 });
+    const put = saver.put(config, big, meta, big.channel_versions);
+    await expect(put).rejects.toBeInstanceOf(CheckpointValueError);
+    await expect(put).rejects.toMatchObject({
+      name: "CheckpointValueError",
+      code: "LANGGRAPH_BAD_VALUE",
+    });
+    const error = (await put.catch((e: unknown) => e)) as CheckpointValueError;
+    expect(error.message).toMatch(
+      new RegExp(
+        `^put: checkpoint ${big.id} of thread "t" namespace "sub:1" is \\d+ bytes of JSON text, over the limit of 33554432 bytes for one checkpoint entry`,
+      ),
+    );
+    expect(error.message).toMatch(
+      /; largest inline channels: "blob" 349525\d\d bytes, "small" \d+ bytes, "n" \d+ bytes; metadata \d+ bytes; /,
+    );
+    expect(error.message).toContain("nothing was stored");
+    expect(error.cause).toBeInstanceOf(TypeError);
+    // Nothing of it was stored; the session did not fail and the saver goes on.
+    expect(await saver.getTuple(config)).toBeUndefined();
+    const small = checkpoint({ n: 2 });
+    await saver.put(config, small, meta, small.channel_versions);
+    expect((await saver.getTuple(config))?.checkpoint.id).toBe(small.id);
+    await saver.close();
   });
 });
 

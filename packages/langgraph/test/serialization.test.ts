@@ -9,7 +9,7 @@ import {
 import { MemoryStorage } from "@durably/storage-memory";
 import { describe, expect, it } from "vitest";
 import { DurablyCheckpointSaver } from "../src/index.js";
-import { encodeItems } from "../src/typed-value.js";
+import { encodeItems, portableBase64, toBase64 } from "../src/typed-value.js";
 import { recordCommits } from "./support/commits.js";
 
 const meta = { source: "loop" as const, step: 1, parents: {} };
@@ -136,5 +136,16 @@ describe("serialization", () => {
     // Exactly the serializer's text, big number digits included.
     expect(stored).toContain("12345678901234567890");
     await saver.close();
+  });
+
+  it("writes the same base64 through Node's Buffer as the portable encoder browsers use", () => {
+    const whole = Uint8Array.from({ length: 0x8000 * 2 + 7 }, (_, i) => (i * 131) % 256);
+    for (const bytes of [
+      whole,
+      whole.subarray(3, 0x8000 + 5),
+      new Uint8Array(0),
+      whole.subarray(1, 3),
+    ])
+      expect(toBase64(bytes)).toBe(portableBase64(bytes));
   });
 });
