@@ -144,6 +144,18 @@ export function checkCheckpoint(
     );
 }
 
+const DEFINITION_FIELDS = [
+  "name",
+  "version",
+  "initial",
+  "phases",
+  "abort",
+  "migrate",
+  "beforeTerminal",
+  "onTerminal",
+  "ready",
+];
+
 /**
  * Defines a durable task. The result is the token
  * `tx.createTask` takes and what a `Scheduler` registers.
@@ -157,17 +169,31 @@ export function defineTask<Input extends Json, C extends TaskCheckpoint>(
     options;
   if (typeof name !== "string" || name === "")
     throw new TypeError("defineTask: name must be a non-empty string");
+  // A misspelled hook (`onTerminl`) would otherwise never run.
+  for (const key of Object.keys(options))
+    if (!DEFINITION_FIELDS.includes(key))
+      throw new TypeError(
+        `defineTask "${name}": ${key} is not a task definition field (${DEFINITION_FIELDS.join(", ")})`,
+      );
   if (!Number.isSafeInteger(version) || version < 1)
     throw new TypeError(
       `defineTask "${name}": version must be a positive integer, got ${String(version)}`,
     );
   if (typeof initial !== "function")
     throw new TypeError(`defineTask "${name}": initial must be a function`);
-  if (typeof phases !== "object" || phases === null || Object.keys(phases).length === 0)
+  if (
+    typeof phases !== "object" ||
+    phases === null ||
+    Array.isArray(phases) ||
+    Object.keys(phases).length === 0
+  )
     throw new TypeError(`defineTask "${name}": phases must be an object with at least one phase`);
-  for (const [phase, fn] of Object.entries(phases))
+  for (const [phase, fn] of Object.entries(phases)) {
+    if (phase.trim() === "")
+      throw new TypeError(`defineTask "${name}": a phase name must not be empty or blank`);
     if (typeof fn !== "function")
       throw new TypeError(`defineTask "${name}": phases.${phase} must be a function`);
+  }
   if (typeof abort !== "function")
     throw new TypeError(`defineTask "${name}": abort must be a function`);
   if (migrate !== undefined && typeof migrate !== "function")

@@ -1,4 +1,6 @@
 import type { TaskId } from "../domain/ids.js";
+import { TaskStateError } from "../domain/errors.js";
+import { longTimeout } from "./long-timeout.js";
 
 /**
  * Bounded waits for code that may ignore its abort signal: a phase or an
@@ -52,9 +54,9 @@ export async function settledWithin(
   work: ReadonlySet<Promise<unknown>>,
   ms: number,
 ): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel = (): void => undefined;
   const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+    cancel = longTimeout(() => resolve(false), ms);
   });
   try {
     while (work.size > 0) {
@@ -63,7 +65,7 @@ export async function settledWithin(
     }
     return true;
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 
@@ -98,7 +100,7 @@ export async function giveUpAfterGrace(
 
 /** Timers that give up on a phase still running `ms` after abort was requested for its task. */
 export class AbortGrace {
-  private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
+  private readonly timers = new Map<number, () => void>();
 
   constructor(
     private readonly ms: number,
@@ -109,19 +111,29 @@ export class AbortGrace {
 
   arm(id: number, run: GivableRun): void {
     this.clear(id);
-    const timer = setTimeout(() => {
-      this.timers.delete(id);
-      if (!this.current(id, run) || run.inAbortHandler || !run.call) return;
-      run.call.giveUp();
-      this.report(id as TaskId);
-    }, this.ms);
-    (timer as { unref?: () => void }).unref?.();
-    this.timers.set(id, timer);
+    const cancel = longTimeout(
+      () => {
+        this.timers.delete(id);
+        if (!this.current(id, run) || run.inAbortHandler || !run.call) return;
+        run.call.giveUp();
+        this.report(id as TaskId);
+      },
+      this.ms,
+      true,
+    );
+    this.timers.set(id, cancel);
   }
 
   /** The run ended: its timer, if any, is dropped. */
   clear(id: number): void {
-    clearTimeout(this.timers.get(id));
+    this.timers.get(id)?.();
     this.timers.delete(id);
   }
+}
+
+/** What `onError` hears of a run that `stop()` gave up on. */
+export function notStoppedError(id: TaskId, graceMs: number): TaskStateError {
+  return new TaskStateError(
+    `task ${id} did not stop within ${graceMs} ms after its signal aborted; the scheduler gave up on it: it stays as stored and resumes at the next start`,
+  );
 }

@@ -80,3 +80,35 @@ export function heldBack(
     return false; // reported as blocked instead
   }
 }
+
+/** What `inspect()` reads from the scheduler. */
+export interface InspectionSource {
+  readonly started: boolean;
+  readonly index: TaskIndex;
+  readonly definitions: ReadonlyMap<string, AnyTaskDefinition>;
+  readonly running: number;
+  awaitsOf(id: number): readonly number[];
+  active(id: number): boolean;
+  blockedReason(task: TaskRecord): string | undefined;
+}
+
+/** `scheduler.inspect()`: every live task, by id, and the blocked ones. */
+export function inspectScheduler(source: InspectionSource): SchedulerInspection {
+  const tasks = [...source.index.values()].map((task) =>
+    inspectTask(
+      task,
+      source.index,
+      source.awaitsOf(task.id),
+      source.active(task.id),
+      source.blockedReason(task),
+      heldBack(task, source.definitions),
+    ),
+  );
+  tasks.sort((a, b) => a.id - b.id);
+  return {
+    started: source.started,
+    tasks,
+    blocked: tasks.filter((t) => t.blocked !== undefined),
+    running: source.running,
+  };
+}

@@ -11,6 +11,7 @@ import { memoEntry, type MemoEntry, type MemoOptions } from "./memo.js";
 import { interpretNext } from "./next-state.js";
 import { readClock } from "./clock.js";
 import { writeFinish, type Stamp } from "./transitions.js";
+import { longTimeout } from "./long-timeout.js";
 
 /** What a runtime needs from its scheduler. */
 export interface RuntimeHost {
@@ -68,10 +69,10 @@ function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
-      clearTimeout(timer);
+      cancel();
       reject(signal.reason as Error);
     };
-    const timer = setTimeout(() => {
+    const cancel = longTimeout(() => {
       signal.removeEventListener("abort", onAbort);
       resolve();
     }, ms);

@@ -33,6 +33,7 @@ export interface SchedulerStopReport {
 
 const DEFAULT_CONCURRENCY = 32;
 const DEFAULT_STOP_GRACE_MS = 3_000;
+const OPTION_FIELDS = ["concurrency", "onError", "stopGraceMs"];
 
 /** A scheduler's definitions by name and its options with their defaults, each checked (a `TypeError` naming the bad one). */
 export function checkSchedulerOptions(
@@ -55,6 +56,11 @@ export function checkSchedulerOptions(
       throw new TypeError(`Scheduler: task "${definition.name}" is registered twice`);
     byName.set(definition.name, definition);
   }
+  for (const key of Object.keys(options))
+    if (!OPTION_FIELDS.includes(key))
+      throw new TypeError(
+        `Scheduler: ${key} is not a scheduler option (${OPTION_FIELDS.join(", ")})`,
+      );
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new TypeError(`Scheduler: concurrency must be a positive integer, got ${concurrency}`);

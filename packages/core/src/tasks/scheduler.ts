@@ -15,9 +15,9 @@ import {
 } from "./scheduler-options.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 import { asError, errorInfo } from "./error-info.js";
-import { AbortGrace, giveUpAfterGrace } from "./give-up.js";
+import { AbortGrace, giveUpAfterGrace, notStoppedError } from "./give-up.js";
 import { IdleWaiters } from "./idle-waiters.js";
-import { heldBack, inspectTask, type SchedulerInspection } from "./inspection.js";
+import { inspectScheduler, type SchedulerInspection } from "./inspection.js";
 import type { RuntimeHost } from "./runtime.js";
 import { loadLiveTasks, TaskIndex } from "./task-index.js";
 import { driveTask, type Run, type RunContext } from "./task-run.js";
@@ -62,6 +62,8 @@ export class Scheduler {
   private readonly onError: (error: unknown, taskId: TaskId | undefined) => void;
   private index = new TaskIndex();
   private phase: "stopped" | "starting" | "started" | "stopping" = "stopped";
+  /** Counts starts and stops: a start that a stop overtook while it loaded sees it changed. */
+  private epoch = 0;
   private unsubscribe: (() => void) | undefined;
   private readonly runs = new Map<number, Run>();
   private readonly inFlight = new Set<number>();
@@ -143,6 +145,7 @@ export class Scheduler {
       throw new TaskStateError("Scheduler.start: another scheduler runs this session's tasks");
     withScheduler.add(this.session);
     this.phase = "starting";
+    const epoch = ++this.epoch;
     this.failure = undefined;
     this.index = new TaskIndex();
     this.stuck.clear();
@@ -159,12 +162,16 @@ export class Scheduler {
       await this.session.commit((tx) => recoverIn(tx), options);
       this.index = await loadLiveTasks(this.session.read, options);
     } catch (error) {
-      this.unsubscribe?.();
-      this.unsubscribe = undefined;
-      withScheduler.delete(this.session);
-      this.phase = "stopped";
+      if (epoch === this.epoch) {
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+        withScheduler.delete(this.session);
+        this.phase = "stopped";
+      }
       throw error;
     }
+    if (epoch !== this.epoch)
+      throw new TaskStateError("Scheduler.start: the scheduler was stopped while it started");
     buffering = false;
     this.phase = "started";
     for (const task of this.index.values()) {
@@ -172,6 +179,8 @@ export class Scheduler {
       if (task.state.status === "waiting") this.noteWait(task.id, 0);
     }
     for (const event of early) this.onCommit(event);
+    // Waits that spanned a stop: an end stored meanwhile came with no event.
+    this.waits.recheck((id) => this.session.read.task(id));
     this.schedulePump();
   }
 
@@ -191,14 +200,10 @@ export class Scheduler {
 
   private async shutDown(): Promise<SchedulerStopReport> {
     this.phase = "stopping";
+    this.epoch++;
     for (const run of this.runs.values()) run.controller.abort(stopReason());
     const notStopped = await giveUpAfterGrace(this.runs, this.work, this.stopGraceMs, (id) =>
-      this.onError(
-        new TaskStateError(
-          `task ${id} did not stop within ${this.stopGraceMs} ms after its signal aborted; the scheduler gave up on it: it stays as stored and resumes at the next start`,
-        ),
-        id,
-      ),
+      this.onError(notStoppedError(id, this.stopGraceMs), id),
     );
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
     this.unsubscribe?.();
@@ -253,23 +258,15 @@ export class Scheduler {
 
   /** Every task that is not terminal: whether it is active here, why it is blocked, what it waits on. */
   inspect(): SchedulerInspection {
-    const tasks = [...this.index.values()].map((task) =>
-      inspectTask(
-        task,
-        this.index,
-        this.waits.awaitsOf(task.id),
-        this.runs.has(task.id) || this.inFlight.has(task.id),
-        this.blockedReason(task),
-        heldBack(task, this.definitions),
-      ),
-    );
-    tasks.sort((a, b) => a.id - b.id);
-    return {
+    return inspectScheduler({
       started: this.phase === "started",
-      tasks,
-      blocked: tasks.filter((t) => t.blocked !== undefined),
+      index: this.index,
+      definitions: this.definitions,
       running: this.runs.size,
-    };
+      awaitsOf: (id) => this.waits.awaitsOf(id),
+      active: (id) => this.runs.has(id) || this.inFlight.has(id),
+      blockedReason: (task) => this.blockedReason(task),
+    });
   }
 
   /**

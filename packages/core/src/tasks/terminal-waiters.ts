@@ -65,6 +65,21 @@ export class TerminalWaiters {
     if (waiters) for (const waiter of [...waiters]) waiter.resolve(task);
   }
 
+  /**
+   * After a time without commit events (a stopped scheduler sees none):
+   * each awaited task `read` finds terminal resolves its waiters. A failed
+   * read leaves them waiting.
+   */
+  recheck(read: (id: TaskId) => Promise<TaskRecord | undefined>): void {
+    for (const id of [...this.waiters.keys()])
+      read(id as TaskId).then(
+        (task) => {
+          if (task?.state.status === "terminal") this.resolveTerminal(task);
+        },
+        () => undefined,
+      );
+  }
+
   /** Nothing can end these waits any more (the session failed): each rejects with `error`. */
   rejectAll(error: Error): void {
     for (const waiters of [...this.waiters.values()])

@@ -3,6 +3,7 @@ import type { TaskOutcome, TaskRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { Transaction } from "../session/transaction.js";
 import { TaskFaulted, UnknownRecord } from "../domain/errors.js";
+import { copyJson } from "../domain/json-copy.js";
 import { checkCheckpoint, type AnyTaskDefinition } from "./define-task.js";
 import { errorInfo } from "./error-info.js";
 
@@ -161,8 +162,11 @@ export async function reserveIn(
   if (task.version < definition.version) {
     try {
       if (!definition.migrate) throw versionFault(task, definition);
-      checkpoint = definition.migrate(checkpoint, task.version);
-      checkCheckpoint(definition, checkpoint, `migrate(checkpoint, ${task.version})`);
+      const where = `migrate(checkpoint, ${task.version})`;
+      const migrated: unknown = definition.migrate(checkpoint, task.version);
+      checkCheckpoint(definition, migrated, where);
+      // Not JSON (a Date, a function) faults the task here, not the commit that would store it.
+      checkpoint = copyJson(migrated, `task "${definition.name}": ${where}`);
     } catch (error) {
       const live = await hasLive();
       await writeFinish(

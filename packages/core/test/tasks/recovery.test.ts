@@ -156,6 +156,34 @@ describe("tasks > recovery", () => {
     await second.close();
   });
 
+  it("a migrate that returns a value that is not JSON faults the task, naming where", async () => {
+    const V1 = defineTask({
+      name: "t.badmigrate",
+      version: 1,
+      initial: () => ({ phase: "go" }),
+      phases: { go: () => undefined },
+      abort: () => undefined,
+    });
+    const V2 = defineTask({
+      ...V1,
+      version: 2,
+      migrate: (checkpoint) =>
+        ({ ...(checkpoint as object), phase: "go", at: new Date(0) }) as never,
+    });
+    const first = await openTasks([V1], { start: false });
+    const id = await create(first.session, V1, null);
+    const second = await first.restart([V2]);
+    await second.scheduler.waitForIdle();
+    const outcome = outcomeOf(await taskOf(second.session, id)) as {
+      kind: string;
+      error: { message: string };
+    };
+    expect(outcome.kind).toBe("faulted");
+    expect(outcome.error.message).toContain('task "t.badmigrate": migrate(checkpoint, 1).at');
+    expect(second.scheduler.inspect().blocked).toEqual([]);
+    await second.close();
+  });
+
   it("a task stored at a newer version than the registered definition is blocked, not faulted", async () => {
     const V2 = defineTask({
       name: "t.newer",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { defineTask, Scheduler, TaskStateError, type TaskId } from "../../src/index.js";
-import { Echo } from "../support/session.js";
+import { Echo, openTest } from "../support/session.js";
 import { Quick, Steps } from "./definitions.js";
 import { create, openTasks, ROOT } from "./support.js";
 
@@ -25,6 +25,26 @@ describe("tasks > defineTask", () => {
     expect(() => defineTask({ ...base, abort: undefined as never })).toThrow(
       'defineTask "t.x": abort must be a function',
     );
+    // A misspelled hook would never run; an array of phases names them "0", "1".
+    expect(() => defineTask({ ...base, onTerminl: () => undefined } as never)).toThrow(
+      'defineTask "t.x": onTerminl is not a task definition field (name, version, initial, phases, abort, migrate, beforeTerminal, onTerminal, ready)',
+    );
+    expect(() => defineTask({ ...base, phases: [() => undefined] as never })).toThrow(
+      'defineTask "t.x": phases must be an object with at least one phase',
+    );
+    expect(() => defineTask({ ...base, phases: { "": () => undefined } })).toThrow(
+      'defineTask "t.x": a phase name must not be empty or blank',
+    );
+    // A definition spread with changes is still one.
+    expect(defineTask({ ...defineTask(base), version: 2 }).version).toBe(2);
+  });
+
+  it("the Scheduler refuses an option it does not know", async () => {
+    const { session } = await openTest();
+    expect(() => new Scheduler(session, [], { concurency: 1 } as never)).toThrow(
+      "Scheduler: concurency is not a scheduler option (concurrency, onError, stopGraceMs)",
+    );
+    await session.close();
   });
 
   it("is the token tx.createTask takes; a bad initial checkpoint fails the create and stores nothing", async () => {
