@@ -160,7 +160,9 @@ export class Scheduler {
         buffering ? early.push(event) : this.onCommit(event),
       );
       await this.session.commit((tx) => recoverIn(tx), options);
-      this.index = await loadLiveTasks(this.session.read, options);
+      const index = await loadLiveTasks(this.session.read, options);
+      // Overtaken by a stop (and maybe a newer start): this load must not replace that one's index.
+      if (epoch === this.epoch) this.index = index;
     } catch (error) {
       if (epoch === this.epoch) {
         this.unsubscribe?.();

@@ -3,6 +3,9 @@ import { defineTask, Scheduler, TaskStateError } from "../../src/index.js";
 import { longTimeout, MAX_TIMEOUT_MS } from "../../src/tasks/long-timeout.js";
 import { create, gate, openTasks, outcomeOf, taskOf } from "./support.js";
 
+/** The statuses a start loads, one scan each (pending, running, waiting, completing). */
+const LIVE_STATUSES = 4;
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -88,6 +91,35 @@ describe("tasks > a stop while the scheduler starts", () => {
     expect(outcomeOf(await taskOf(w.session, id))).toEqual({ kind: "completed" });
     await next.stop();
     await w.session.close();
+  });
+
+  it("an overtaken start whose load ends last does not replace the index of the start after it", async () => {
+    const Held = defineTask({
+      name: "t.held",
+      version: 1,
+      initial: () => ({ phase: "run" }),
+      phases: { run: (_task, rt) => rt.sleep(60_000) },
+      abort: () => undefined,
+    });
+    const w = await openTasks([Held], { start: false });
+    // The first start's load reads its last status page at once and answers late: a snapshot
+    // from before the stop. The starts after it read at once.
+    const scan = w.storage.scanTasks.bind(w.storage);
+    let calls = 0;
+    w.storage.scanTasks = async (...args) => {
+      const page = await scan(...args);
+      if (++calls === LIVE_STATUSES) await new Promise((resolve) => setTimeout(resolve, 100));
+      return page;
+    };
+    const first = w.scheduler.start();
+    first.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the first start is loading
+    await w.scheduler.stop();
+    const id = await create(w.session, Held, null);
+    await w.scheduler.start();
+    await expect(first).rejects.toBeInstanceOf(TaskStateError);
+    expect(w.scheduler.inspect().tasks.map((t) => t.id)).toEqual([id]);
+    await w.close();
   });
 
   it("a waitForTask pending across stop() and start() resolves with an end stored while stopped", async () => {
