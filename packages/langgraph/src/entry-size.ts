@@ -1,10 +1,7 @@
-import { jsonBytes } from "@durably/core";
+import { jsonBytes, ValueTooLarge } from "@durably/core";
 import type { ThreadAddress } from "./config.js";
 import type { CheckpointEntryData } from "./entry-format.js";
 import { CheckpointValueError } from "./errors.js";
-
-/** Core's refusal of a value over its per-value limit (`checkedSize`), for the entry's `data`. */
-const OVER_LIMIT = /^entry\.data\b[^:]*: (\d+) bytes of JSON text, over the limit of (\d+) bytes/;
 
 /** How many of the largest inline channels the error names. */
 const NAMED = 3;
@@ -21,9 +18,7 @@ export function entryTooLarge(
   address: ThreadAddress,
   data: CheckpointEntryData,
 ): CheckpointValueError | undefined {
-  if (!(error instanceof TypeError)) return undefined;
-  const match = OVER_LIMIT.exec(error.message);
-  if (!match) return undefined;
+  if (!(error instanceof ValueTooLarge) || !error.where.startsWith("entry.data")) return undefined;
   const channels = Object.entries(data.stored)
     .flatMap(([channel, stored]) =>
       "value" in stored ? [{ channel, bytes: jsonBytes(stored.value) }] : [],
@@ -32,7 +27,7 @@ export function entryTooLarge(
     .slice(0, NAMED)
     .map(({ channel, bytes }) => `${JSON.stringify(channel)} ${bytes} bytes`);
   return new CheckpointValueError(
-    `put: checkpoint ${data.id} of thread ${JSON.stringify(address.threadId)} namespace ${JSON.stringify(address.ns)} is ${match[1]} bytes of JSON text, over the limit of ${match[2]} bytes for one checkpoint entry (inline channel values, metadata and the checkpoint's other fields share it; bytes take a third more as base64); largest inline channels: ${channels.length > 0 ? channels.join(", ") : "none"}; metadata ${jsonBytes(data.metadata)} bytes; other fields ${jsonBytes(data.checkpoint)} bytes; nothing was stored`,
+    `put: checkpoint ${data.id} of thread ${JSON.stringify(address.threadId)} namespace ${JSON.stringify(address.ns)} is ${error.bytes} bytes of JSON text, over the limit of ${error.limit} bytes for one checkpoint entry (inline channel values, metadata and the checkpoint's other fields share it; bytes take a third more as base64); largest inline channels: ${channels.length > 0 ? channels.join(", ") : "none"}; metadata ${jsonBytes(data.metadata)} bytes; other fields ${jsonBytes(data.checkpoint)} bytes; nothing was stored`,
     { cause: error },
   );
 }

@@ -1,4 +1,4 @@
-import type { Cursor, Json, Session, Transaction } from "@durably/core";
+import { setOwn, type Cursor, type Json, type Session, type Transaction } from "@durably/core";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type {
   ChannelVersions,
@@ -22,7 +22,7 @@ import {
 import { entryTooLarge } from "./entry-size.js";
 import { CheckpointConfigError, CheckpointValueError } from "./errors.js";
 import { ensureNamespace } from "./namespaces.js";
-import { ownValue, setOwn } from "./own-keys.js";
+import { ownValue } from "./own-keys.js";
 import { encodeTyped } from "./typed-value.js";
 
 const SCAN_PAGE = 64;

@@ -1,4 +1,4 @@
-import type { Session } from "@durably/core";
+import { setOwn, type Session } from "@durably/core";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   TASKS,
@@ -23,7 +23,7 @@ import {
 import { sameVersion, type CheckpointEntry } from "./entry-format.js";
 import { CheckpointDataCorrupted } from "./errors.js";
 import { allThreads, conversationOf, indexOf, namespacesOf } from "./namespaces.js";
-import { ownValue, setOwn } from "./own-keys.js";
+import { ownValue } from "./own-keys.js";
 import { decodeChannelValue, decodeTyped } from "./typed-value.js";
 
 /** A checkpoint found in a namespace index. */

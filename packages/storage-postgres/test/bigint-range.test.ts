@@ -8,6 +8,7 @@ import {
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresHost, type PostgresStorage } from "../src/index.js";
 import { freshSession, openTestStorage, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
+import { createNote } from "./support/documents.js";
 
 /**
  * Bigint columns holding a value beyond JavaScript's safe integers (a damaged
@@ -200,18 +201,7 @@ describe.skipIf(!PG_URL)("PostgresStorage > bigints beyond the safe integers", (
     const storage = await openTestStorage(session);
     try {
       const D = 10 as DocumentId;
-      await storage.commit(
-        [
-          [
-            {
-              type: "document.create",
-              record: { id: D, kind: "note", scope: { kind: "session" } },
-              content: { kind: "base", version: 1, value: { n: 1 } },
-            } as unknown as StorageWrite,
-          ],
-        ],
-        () => undefined,
-      );
+      await createNote(storage, D);
       await pool!.query(
         `INSERT INTO durably.document_revisions (session_key, document_id, seq, kind, content, version)
            SELECT session_key, document_id, ${BEYOND}, 'delta', '[]', version + 1

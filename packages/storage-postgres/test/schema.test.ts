@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresHost, openPostgresStorage } from "../src/index.js";
 import { migrations } from "../src/schema.js";
 import { freshSession, openTestStorage, PG_URL, SKIP_REASON, testPool } from "./support/server.js";
+import { createNote } from "./support/documents.js";
 
 const pool = PG_URL ? testPool() : undefined;
 afterAll(async () => pool?.end());
@@ -121,18 +122,7 @@ describe.skipIf(!PG_URL)("PostgresStorage > schema", () => {
     const storage = await openTestStorage(session);
     try {
       const D = 10 as DocumentId;
-      await storage.commit(
-        [
-          [
-            {
-              type: "document.create",
-              record: { id: D, kind: "note", scope: { kind: "session" } },
-              content: { kind: "base", version: 1, value: { n: 1 } },
-            } as unknown as StorageWrite,
-          ],
-        ],
-        () => undefined,
-      );
+      await createNote(storage, D);
       const { rows } = await pool!.query<{ seq: string }>(
         "UPDATE durably.document_revisions SET content = '{\"n\": 1' WHERE session_key = $1 AND document_id = 10 RETURNING seq",
         [session],

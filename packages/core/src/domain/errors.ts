@@ -210,3 +210,23 @@ export class MemoInterrupted extends DurablyError {
     this.key = key;
   }
 }
+
+/**
+ * A value over a size limit, refused at the call before any I/O: over
+ * `MAX_VALUE_BYTES` (or the session's `limits.valueBytes`) of JSON text, or
+ * a kind or key over its limit. A `TypeError`, as every refused input is,
+ * with what was refused (`where`, e.g. `entry.data`) and both sizes, so a
+ * caller can say which of its values did not fit without reading the message.
+ */
+export class ValueTooLarge extends TypeError {
+  declare readonly code: "VALUE_TOO_LARGE";
+  declare readonly where: string;
+  declare readonly bytes: number;
+  declare readonly limit: number;
+  constructor(message: string, where: string, bytes: number, limit: number) {
+    super(message);
+    // Not enumerable: it compares, prints and serialises as the TypeError it always was.
+    for (const [key, value] of Object.entries({ code: "VALUE_TOO_LARGE", where, bytes, limit }))
+      Object.defineProperty(this, key, { value, enumerable: false });
+  }
+}

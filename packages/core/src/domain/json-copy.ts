@@ -114,7 +114,7 @@ function describe(value: unknown): string {
  * Sets an own data property. Plain assignment would treat a `__proto__` key
  * (legal in JSON text) as the prototype setter and silently drop the value.
  */
-export function setOwn(target: JsonObject, key: string, item: Json): void {
+export function setOwn<T>(target: { [key: string]: T }, key: string, item: T): void {
   if (key === "__proto__")
     Object.defineProperty(target, key, {
       value: item,

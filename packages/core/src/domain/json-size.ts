@@ -1,3 +1,4 @@
+import { ValueTooLarge } from "./errors.js";
 import type { Json } from "./json.js";
 
 /**
@@ -145,8 +146,11 @@ export function checkedSize(value: Json, bound: number, limit: number, where: st
   if (bound <= limit) return bound;
   const exact = jsonBytes(value);
   if (exact > limit)
-    throw new TypeError(
+    throw new ValueTooLarge(
       `${where}: ${exact} bytes of JSON text, over the limit of ${limit} bytes per value`,
+      where,
+      exact,
+      limit,
     );
   return exact;
 }
@@ -160,5 +164,10 @@ export function checkTextBytes(text: string, limit: number, where: string): void
   if (stringBound(text) <= limit) return;
   const exact = stringBytes(text);
   if (exact > limit)
-    throw new TypeError(`${where}: ${exact} bytes of JSON text, over the limit of ${limit} bytes`);
+    throw new ValueTooLarge(
+      `${where}: ${exact} bytes of JSON text, over the limit of ${limit} bytes`,
+      where,
+      exact,
+      limit,
+    );
 }

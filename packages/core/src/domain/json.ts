@@ -11,6 +11,7 @@ export {
   checkJson,
   copyJson,
   MAX_JSON_DEPTH,
+  setOwn,
   STORAGE_WRITE_LEVELS,
   type JsonCopyOptions,
 } from "./json-copy.js";

@@ -6,7 +6,7 @@ import type { ModelSettings } from "./model.js";
 import { DEFAULT_MODEL, type RegisteredModel } from "./models.js";
 import { UNKNOWN_HOOKS, type Hooks } from "./hooks.js";
 import type { Tool } from "./tool.js";
-import { checkKeys } from "./option-keys.js";
+import { checkKeys } from "../domain/option-keys.js";
 
 /** The `code` of the failure a run ends with when its model is not registered (reason `unknown-model`). */
 export const UNKNOWN_MODEL = "UNKNOWN_MODEL";

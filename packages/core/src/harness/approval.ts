@@ -4,7 +4,7 @@ import type { SubmissionRecord, ToolCallPart } from "../domain/records.js";
 import type { Transaction } from "../session/transaction.js";
 import { ApprovalNotPending } from "./errors.js";
 import { LiveDoc, type LiveState } from "./live.js";
-import { checkKeys } from "./option-keys.js";
+import { checkKeys } from "../domain/option-keys.js";
 import type { Tool } from "./tool.js";
 import { parseArguments } from "./tool-call.js";
 import type { ToolCheckpoint } from "./tool-task.js";

@@ -29,7 +29,7 @@ import { conversationStream, type StreamOptions } from "./stream.js";
 import type { ConversationEvent } from "./stream-events.js";
 import { Submission } from "./submission.js";
 import { checkSubmit, submitIn, type SubmitInput } from "./submit.js";
-import { checkKeys } from "./option-keys.js";
+import { checkKeys } from "../domain/option-keys.js";
 import { UsageDoc, usageReport } from "./usage.js";
 import {
   ConversationWatch,

@@ -28,7 +28,7 @@ import { retryPolicy, type RetrySettings } from "./retry-policy.js";
 import { toolsByName, type Tool } from "./tool.js";
 import { outputBound, type ToolOutputBound } from "./tool-output.js";
 import { createToolTask } from "./tool-task.js";
-import { checkKeys, described } from "./option-keys.js";
+import { checkKeys, described } from "../domain/option-keys.js";
 import { UsageDoc, usageReport, type UsageReport } from "./usage.js";
 
 export interface HarnessSettings extends SessionSettings {

@@ -1,4 +1,4 @@
-import { refuseUnknownFields } from "./option-keys.js";
+import { refuseUnknownFields } from "../domain/option-keys.js";
 
 /** One named part of the instructions; the id lets later layers (a conversation's own) replace it. */
 export interface InstructionSection {

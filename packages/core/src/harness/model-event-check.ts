@@ -1,7 +1,7 @@
 import { checkJson } from "../domain/json.js";
 import type { StopReason } from "../domain/records.js";
 import type { ModelError, ModelErrorKind, ModelEvent } from "./model.js";
-import { described } from "./option-keys.js";
+import { described } from "../domain/option-keys.js";
 
 /*
  * The shape check of each event a Model's stream yields, against the Model

@@ -1,5 +1,5 @@
 import type { Model, ModelPrices } from "./model.js";
-import { refuseUnknownFields } from "./option-keys.js";
+import { refuseUnknownFields } from "../domain/option-keys.js";
 
 /** The model name a run uses when neither its input nor its conversation names one. */
 export const DEFAULT_MODEL = "default";

@@ -1,5 +1,5 @@
 import type { ModelError } from "./model.js";
-import { refuseUnknownFields, setFields } from "./option-keys.js";
+import { refuseUnknownFields, setFields } from "../domain/option-keys.js";
 
 /** How failed model calls are retried (durably: a retry survives a restart). */
 export interface RetrySettings {

@@ -1,7 +1,7 @@
 import { copyJson, type JsonObject } from "../domain/json.js";
 import type { StopReason } from "../domain/records.js";
 import { contentText } from "./content.js";
-import { refuseUnknownFields } from "./option-keys.js";
+import { refuseUnknownFields } from "../domain/option-keys.js";
 import type {
   Model,
   ModelError,

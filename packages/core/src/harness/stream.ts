@@ -3,7 +3,7 @@ import type { EntryRecord, SubmissionRecord } from "../domain/records.js";
 import type { Cursor } from "../storage/port.js";
 import type { HarnessContext } from "./harness-context.js";
 import { LiveDoc } from "./live.js";
-import { checkKeys, described } from "./option-keys.js";
+import { checkKeys, described } from "../domain/option-keys.js";
 import { StreamEvents, type ConversationEvent, type StreamView } from "./stream-events.js";
 import { ConversationWatch, type ConversationView } from "./watch.js";
 

@@ -5,7 +5,7 @@ import type { TaskDefinition } from "../tasks/define-task.js";
 import { AgentDoc, applyAgentChange, checkAgentConfig, type AgentConfig } from "./agent.js";
 import { checkContent } from "./content.js";
 import { LiveDoc } from "./live.js";
-import { checkKeys } from "./option-keys.js";
+import { checkKeys } from "../domain/option-keys.js";
 import type { GenerationCheckpoint } from "./generation-task.js";
 import { placeInput, type GenerationInput } from "./placement.js";
 import type { ToolApi } from "./tool.js";

@@ -1,4 +1,4 @@
-import { refuseUnknownFields, setFields } from "./option-keys.js";
+import { refuseUnknownFields, setFields } from "../domain/option-keys.js";
 /** How much of a tool's streamed output its live slot keeps (the newest part). */
 export interface ToolOutputBound {
   /** UTF-8 bytes kept (default 51,200: 50 KiB). */

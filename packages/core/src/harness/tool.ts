@@ -6,7 +6,7 @@ import type { Transaction } from "../session/transaction.js";
 import type { MemoOptions } from "../tasks/memo.js";
 import { checkSchema, type JsonSchema } from "./json-schema.js";
 import { isPlainObject } from "./json-schema-check.js";
-import { checkKeys } from "./option-keys.js";
+import { checkKeys } from "../domain/option-keys.js";
 import type { ToolSpec } from "./model.js";
 import {
   isStandardSchema,

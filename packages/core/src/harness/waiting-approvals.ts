@@ -3,7 +3,7 @@ import type { CallOptions, Cursor } from "../storage/port.js";
 import type { Session } from "../session/session.js";
 import { pendingApprovals, type PendingApproval } from "./approval.js";
 import { LiveDoc } from "./live.js";
-import { TOOL_TASK } from "./tool-task.js";
+import { decided, TOOL_TASK } from "./tool-task.js";
 
 /** A waiting call with the conversation it waits in (`harness.approvals()`). */
 export interface WaitingApproval extends PendingApproval {
@@ -33,8 +33,7 @@ export async function waitingApprovals(
       options,
     );
     for (const task of page.items) {
-      const phase = (task.state as { checkpoint?: { phase?: unknown } }).checkpoint?.phase;
-      if (phase !== "approval") continue;
+      if (decided(task)) continue;
       let ids = waiting.get(task.conversationId);
       if (!ids) waiting.set(task.conversationId, (ids = new Set()));
       ids.add(task.id);

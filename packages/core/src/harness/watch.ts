@@ -9,7 +9,7 @@ import { AgentDoc, type AgentState } from "./agent.js";
 import { FrameQueue } from "./frame-queue.js";
 import { InboxDoc, type InboxState } from "./inbox.js";
 import { LiveDoc, type LiveState } from "./live.js";
-import { checkKeys, described } from "./option-keys.js";
+import { checkKeys, described } from "../domain/option-keys.js";
 import { emptyReport, UsageDoc, usageReport, type UsageReport } from "./usage.js";
 
 /** What a watcher sees of a conversation: its transcript, what runs now, what waits. */

@@ -5,6 +5,7 @@ import {
   type Json,
   type JsonObject,
 } from "../domain/json.js";
+import { ValueTooLarge } from "../domain/errors.js";
 import { copyJsonMeasured, NestingTooDeep } from "../domain/json-copy.js";
 import { checkTextBytes, jsonBytes, MAX_KIND_BYTES } from "../domain/json-size.js";
 import type { ValueLimits } from "./value-size.js";
@@ -66,8 +67,11 @@ export function taskSize(task: TaskRecord, bound: number, limits: ValueLimits): 
   consider({ ...record, state: null, memos: null }, "task");
   consider(record.state, "task.state");
   consider(record.memos, "task.memos");
-  throw new TypeError(
+  throw new ValueTooLarge(
     `${largest.path}: task ${task.id} would hold ${exact} bytes of JSON text, over the limit of ${limits.valueBytes} bytes per value (this part is ${largest.bytes} bytes)`,
+    "task",
+    exact,
+    limits.valueBytes,
   );
 }
 

@@ -4,6 +4,7 @@ import type { ErrorInfo, TaskRecord, WaitPolicy } from "../domain/records.js";
 import type { TaskToken } from "../session/tokens.js";
 import type { Transaction } from "../session/transaction.js";
 import type { TaskRuntime } from "./runtime.js";
+import { checkKeys } from "../domain/option-keys.js";
 
 /** A task checkpoint: a JSON object naming the phase to run next. */
 export type TaskCheckpoint = JsonObject & { phase: string };
@@ -170,11 +171,9 @@ export function defineTask<Input extends Json, C extends TaskCheckpoint>(
   if (typeof name !== "string" || name === "")
     throw new TypeError("defineTask: name must be a non-empty string");
   // A misspelled hook (`onTerminl`) would otherwise never run.
-  for (const key of Object.keys(options))
-    if (!DEFINITION_FIELDS.includes(key))
-      throw new TypeError(
-        `defineTask "${name}": ${key} is not a task definition field (${DEFINITION_FIELDS.join(", ")})`,
-      );
+  checkKeys(options, DEFINITION_FIELDS, `defineTask "${name}"`, {
+    what: "a task definition field",
+  });
   if (!Number.isSafeInteger(version) || version < 1)
     throw new TypeError(
       `defineTask "${name}": version must be a positive integer, got ${String(version)}`,

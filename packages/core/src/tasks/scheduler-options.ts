@@ -1,4 +1,5 @@
 import type { TaskId } from "../domain/ids.js";
+import { checkKeys } from "../domain/option-keys.js";
 import type { AnyTaskDefinition } from "./define-task.js";
 
 export interface SchedulerOptions {
@@ -56,11 +57,7 @@ export function checkSchedulerOptions(
       throw new TypeError(`Scheduler: task "${definition.name}" is registered twice`);
     byName.set(definition.name, definition);
   }
-  for (const key of Object.keys(options))
-    if (!OPTION_FIELDS.includes(key))
-      throw new TypeError(
-        `Scheduler: ${key} is not a scheduler option (${OPTION_FIELDS.join(", ")})`,
-      );
+  checkKeys(options, OPTION_FIELDS, "Scheduler", { what: "a scheduler option" });
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new TypeError(`Scheduler: concurrency must be a positive integer, got ${concurrency}`);

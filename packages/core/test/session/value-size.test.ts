@@ -9,6 +9,7 @@ import {
   type Json,
   type TaskId,
   type TaskRecord,
+  ValueTooLarge,
 } from "../../src/index.js";
 import { MemoryStorage } from "../support/memory.js";
 import { Echo, openTest } from "../support/session.js";
@@ -33,6 +34,26 @@ const SMALL = { valueBytes: 2048, commitBytes: 4096 };
 function over(limit: number, bytes: number): string {
   return `${bytes} bytes of JSON text, over the limit of ${limit} bytes per value`;
 }
+
+describe("session > a value over its limit is ValueTooLarge", () => {
+  it("a TypeError that names what was refused and both sizes as fields; the session goes on", async () => {
+    const { session } = await openTest({ limits: SMALL });
+    const error: unknown = await session
+      .commit((tx) => tx.appendEntry(ROOT, { kind: "big", data: "x".repeat(SMALL.valueBytes) }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValueTooLarge);
+    expect(error).toBeInstanceOf(TypeError);
+    const { where, bytes, limit, code } = error as ValueTooLarge;
+    expect({ where, bytes, limit, code }).toEqual({
+      where: "entry.data",
+      bytes: SMALL.valueBytes + 2,
+      limit: SMALL.valueBytes,
+      code: "VALUE_TOO_LARGE",
+    });
+    await session.commit((tx) => tx.appendEntry(ROOT, { kind: "small" }));
+    await session.close();
+  });
+});
 
 describe("session > values are limited to MAX_VALUE_BYTES of JSON text at the boundary", () => {
   it("accepts entry data of exactly MAX_VALUE_BYTES and refuses one byte more, naming the path and the size", async () => {
